@@ -1,0 +1,197 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// Deps is what the facades need from the running instance.
+type Deps struct {
+	DB        *store.DB
+	Bus       events.Publisher
+	Version   string
+	Mode      string // "desktop" or "serve"
+	BuildTags []string
+	DataDir   string
+	// KeySource describes where the encryption key lives (or why it is
+	// unavailable), for the About card and `lembas info`.
+	KeySource func() string
+	// OpenURL opens a link in the system browser; nil where there is no
+	// desktop to open it on.
+	OpenURL func(string) error
+	// SelfTest registers the Diag facade, used only by the desktop tests.
+	SelfTest bool
+}
+
+// RegisterAll registers every facade on d.
+func RegisterAll(d *Dispatcher, deps Deps) {
+	d.Register("App", &App{deps})
+	d.Register("Prefs", &Prefs{deps})
+	if deps.SelfTest {
+		d.Register("Diag", &Diag{deps})
+	}
+}
+
+// App is the facade for facts about the running instance.
+type App struct{ deps Deps }
+
+// Info describes the running instance.
+type Info struct {
+	Version      string           `json:"version"`
+	Mode         string           `json:"mode"`
+	DataDir      string           `json:"dataDir"`
+	DBPath       string           `json:"dbPath"`
+	DBBytes      int64            `json:"dbBytes"`
+	KeySource    string           `json:"keySource"`
+	BuildTags    []string         `json:"buildTags"`
+	InstanceName string           `json:"instanceName"`
+	Counts       map[string]int64 `json:"counts"`
+	SelfTest     bool             `json:"selfTest"`
+}
+
+// Info returns version, paths, key location and row counts.
+func (a *App) Info(ctx context.Context) (Info, error) {
+	counts, err := a.deps.DB.Counts(ctx)
+	if err != nil {
+		return Info{}, err
+	}
+	name, _, err := a.deps.DB.Setting(ctx, "instance_name")
+	if err != nil {
+		return Info{}, err
+	}
+	tags := a.deps.BuildTags
+	if tags == nil {
+		tags = []string{}
+	}
+	return Info{
+		Version:      a.deps.Version,
+		Mode:         a.deps.Mode,
+		DataDir:      a.deps.DataDir,
+		DBPath:       a.deps.DB.Path(),
+		DBBytes:      a.deps.DB.Size(),
+		KeySource:    a.deps.KeySource(),
+		BuildTags:    tags,
+		InstanceName: name,
+		Counts:       counts,
+		SelfTest:     a.deps.SelfTest,
+	}, nil
+}
+
+// OpenURL opens an http, https or mailto link in the system browser. Any
+// other scheme is refused: handing file: or a custom scheme to the desktop's
+// opener would let a link in model output start programs.
+func (a *App) OpenURL(ctx context.Context, link string) error {
+	if err := CheckExternalURL(link); err != nil {
+		return err
+	}
+	if a.deps.OpenURL == nil {
+		return apperr.New(apperr.Unavailable, "opening links is only possible in the desktop app")
+	}
+	if err := a.deps.OpenURL(link); err != nil {
+		return apperr.Wrap(apperr.Unavailable, err, "could not open the link in a browser")
+	}
+	return nil
+}
+
+// CheckExternalURL accepts only absolute http(s) URLs with a host, and
+// mailto: addresses.
+func CheckExternalURL(link string) error {
+	u, err := url.Parse(strings.TrimSpace(link))
+	if err != nil {
+		return apperr.New(apperr.Invalid, "not a valid link")
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if u.Host == "" {
+			return apperr.New(apperr.Invalid, "link has no host")
+		}
+	case "mailto":
+		if u.Opaque == "" {
+			return apperr.New(apperr.Invalid, "mailto link has no address")
+		}
+	default:
+		return apperr.New(apperr.Invalid, "only http, https and mailto links can be opened")
+	}
+	return nil
+}
+
+// Prefs is the facade for the caller's own preferences.
+type Prefs struct{ deps Deps }
+
+// Preferences are one user's settings.
+type Preferences struct {
+	Theme string `json:"theme"`
+}
+
+// PreferencesPatch changes the fields that are set.
+type PreferencesPatch struct {
+	Theme *string `json:"theme,omitempty"`
+}
+
+// Themes are the theme names the frontend knows.
+var Themes = []string{"moria", "shire"}
+
+// Get returns the caller's preferences.
+func (p *Prefs) Get(ctx context.Context) (Preferences, error) {
+	m, err := p.deps.DB.Prefs(ctx, CallerFrom(ctx).UserID)
+	if err != nil {
+		return Preferences{}, err
+	}
+	return Preferences{Theme: m["theme"]}, nil
+}
+
+// Set changes the caller's preferences and tells the caller's other windows.
+func (p *Prefs) Set(ctx context.Context, patch PreferencesPatch) (Preferences, error) {
+	c := CallerFrom(ctx)
+	if patch.Theme != nil {
+		ok := false
+		for _, t := range Themes {
+			ok = ok || t == *patch.Theme
+		}
+		if !ok {
+			return Preferences{}, apperr.New(apperr.Invalid, "unknown theme %q (want %s)", *patch.Theme, strings.Join(Themes, " or "))
+		}
+		if err := p.deps.DB.SetPref(ctx, c.UserID, "theme", *patch.Theme); err != nil {
+			return Preferences{}, err
+		}
+	}
+	prefs, err := p.Get(ctx)
+	if err != nil {
+		return Preferences{}, err
+	}
+	p.deps.Bus.Publish(events.Event{Topic: "prefs", UserID: c.UserID, Data: prefs})
+	return prefs, nil
+}
+
+// Diag is a facade that exists only under LEMBAS_SELFTEST, so that the
+// desktop tests can drive the real binary through its real bridge.
+type Diag struct{ deps Deps }
+
+// NilDeref dereferences a nil pointer. In the desktop app this is the crash
+// that WebKit's signal handlers turn fatal unless SA_ONSTACK is restored.
+func (d *Diag) NilDeref(ctx context.Context) error {
+	var p *struct{ n int }
+	return fmt.Errorf("unreachable: %d", p.n)
+}
+
+// Emit publishes an event to the caller, to test the event path end to end.
+func (d *Diag) Emit(ctx context.Context, topic string, data any) error {
+	d.deps.Bus.Publish(events.Event{Topic: topic, UserID: CallerFrom(ctx).UserID, Data: data})
+	return nil
+}
+
+// Report logs one self-test step, which the test reads from the log.
+func (d *Diag) Report(ctx context.Context, step string, ok bool, detail string) error {
+	lvl := "PASS"
+	if !ok {
+		lvl = "FAIL"
+	}
+	fmt.Printf("selftest %s %s %s\n", lvl, step, strings.ReplaceAll(detail, "\n", " "))
+	return nil
+}

@@ -1,0 +1,259 @@
+// Package core opens one LLeMbas instance: it takes the data-directory lock,
+// opens and syncs the database, finds the encryption key, creates the owner,
+// and builds the dispatcher, the event bus and the shared http.Handler. Both
+// `lembas --serve` and the desktop app start through Open, so they cannot
+// differ in what they set up.
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/llembas/lembas/backend/api"
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/httpapi"
+	"github.com/llembas/lembas/backend/secrets"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// Mode is how the process runs.
+type Mode string
+
+// The modes.
+const (
+	Desktop Mode = "desktop"
+	Serve   Mode = "serve"
+)
+
+// Options are what Open needs besides the configuration.
+type Options struct {
+	Mode      Mode
+	Version   string
+	BuildTags []string
+	Files     fs.FS // the frontend
+	Log       *slog.Logger
+	// Keyring replaces the OS keychain (tests).
+	Keyring secrets.Keyring
+	// OpenURL opens links in the system browser (desktop only).
+	OpenURL func(string) error
+}
+
+// Core is an open instance.
+type Core struct {
+	Config     config.Config
+	DB         *store.DB
+	Bus        *events.Bus
+	Dispatcher *api.Dispatcher
+	Owner      store.User
+	Log        *slog.Logger
+
+	opt    Options
+	lock   *store.Lock
+	keeper *secrets.Keeper
+	keyErr error
+}
+
+// Open starts an instance on cfg.DataDir. It fails with store.ErrLocked when
+// another process holds the directory.
+func Open(ctx context.Context, cfg config.Config, opt Options) (*Core, error) {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	lock, err := store.LockDir(cfg.DataDir, string(opt.Mode))
+	if err != nil {
+		return nil, err
+	}
+	c := &Core{Config: cfg, Bus: events.NewBus(), Log: opt.Log, opt: opt, lock: lock}
+	if err := c.open(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Core) open(ctx context.Context) error {
+	cfg := c.Config
+	db, err := store.Open(ctx, cfg.DBPath())
+	if err != nil {
+		return err
+	}
+	c.DB = db
+	rep, err := db.Sync(ctx, store.Current, filepath.Join(cfg.DataDir, "backups"))
+	if err != nil {
+		return err
+	}
+	if rep.Snapshot != "" {
+		c.Log.Info("database schema updated", "snapshot", rep.Snapshot, "changes", strings.Join(rep.Applied, "; "))
+	}
+	for _, e := range rep.Extra {
+		c.Log.Debug("left in place (not in the declared schema)", "what", e)
+	}
+	if err := db.SeedSetting(ctx, "instance_name", cfg.InstanceName); err != nil {
+		return err
+	}
+	login, display := ownerNames()
+	if c.Owner, err = db.EnsureOwner(ctx, login, display); err != nil {
+		return err
+	}
+	c.keeper, c.keyErr = secrets.Resolve(ctx, secrets.Options{
+		EnvKey:     cfg.SecretKey,
+		DataDir:    cfg.DataDir,
+		Keyring:    c.opt.Keyring,
+		NoKeychain: cfg.NoKeychain,
+	}, Ledger{db})
+	if c.keyErr != nil {
+		// The app still opens: everything but stored API keys works, and
+		// the About card and `lembas info` show what to do.
+		c.Log.Error("encryption key unavailable", "err", c.keyErr)
+	}
+
+	c.Dispatcher = api.NewDispatcher(c.Log)
+	api.RegisterAll(c.Dispatcher, api.Deps{
+		DB:        db,
+		Bus:       c.Bus,
+		Version:   c.opt.Version,
+		Mode:      string(c.opt.Mode),
+		BuildTags: c.opt.BuildTags,
+		DataDir:   cfg.DataDir,
+		KeySource: c.KeySource,
+		OpenURL:   c.opt.OpenURL,
+		SelfTest:  cfg.SelfTest,
+	})
+	return nil
+}
+
+// Secrets returns the key keeper, or an unavailable error saying why not.
+func (c *Core) Secrets() (*secrets.Keeper, error) {
+	if c.keyErr != nil {
+		return nil, apperr.Wrap(apperr.Unavailable, c.keyErr, "the encryption key is unavailable: %v", c.keyErr)
+	}
+	return c.keeper, nil
+}
+
+// KeySource describes where the encryption key lives, or why it is missing.
+func (c *Core) KeySource() string {
+	if c.keyErr != nil {
+		return "unavailable: " + c.keyErr.Error()
+	}
+	return c.keeper.Describe()
+}
+
+// OwnerCaller is the caller for the desktop mount: the local owner.
+func (c *Core) OwnerCaller() api.Caller {
+	return api.Caller{UserID: c.Owner.ID, Admin: c.Owner.IsAdmin, Owner: true}
+}
+
+// Handler builds the shared http.Handler. desktop selects the desktop mount
+// (the bridge transport, no Host check); otherwise the handler is for a
+// listening socket.
+func (c *Core) Handler(desktop bool) (http.Handler, error) {
+	owner := c.OwnerCaller()
+	return httpapi.New(httpapi.Options{
+		Dispatcher:   c.Dispatcher,
+		Bus:          c.Bus,
+		Files:        c.opt.Files,
+		Log:          c.Log,
+		Desktop:      desktop,
+		CheckHost:    !desktop,
+		AllowedHosts: c.Config.AllowedHosts,
+		// Until accounts land, every caller is the owner; --serve refuses
+		// non-loopback addresses for exactly that reason.
+		Caller: func(*http.Request) (api.Caller, error) { return owner, nil },
+	})
+}
+
+// Close releases the database and the lock.
+func (c *Core) Close() error {
+	var errs []error
+	if c.DB != nil {
+		errs = append(errs, c.DB.Close())
+	}
+	errs = append(errs, c.lock.Release())
+	return errors.Join(errs...)
+}
+
+var validLogin = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
+
+// ownerNames picks the owner's username from the OS account, so that the
+// household server later greets them by a name they know.
+func ownerNames() (login, display string) {
+	login, display = "owner", "Owner"
+	if u, err := user.Current(); err == nil {
+		if validLogin.MatchString(u.Username) {
+			login = u.Username
+		}
+		if d := strings.TrimSpace(strings.Split(u.Name, ",")[0]); d != "" {
+			display = d
+		} else if login != "owner" {
+			display = login
+		}
+	}
+	return login, display
+}
+
+// Ledger adapts the store's meta table to secrets.Ledger.
+type Ledger struct{ DB *store.DB }
+
+var _ secrets.Ledger = Ledger{}
+
+// KeyRecord reads which key encrypted this database's secrets.
+func (l Ledger) KeyRecord(ctx context.Context) (secrets.Record, bool, error) {
+	src, ok, err := l.DB.Meta(ctx, "secret_key_source")
+	if err != nil || !ok {
+		return secrets.Record{}, false, err
+	}
+	fp, _, err := l.DB.Meta(ctx, "secret_key_fingerprint")
+	if err != nil {
+		return secrets.Record{}, false, err
+	}
+	return secrets.Record{Source: secrets.Source(src), Fingerprint: fp}, true, nil
+}
+
+// SetKeyRecord remembers which key encrypts this database's secrets.
+func (l Ledger) SetKeyRecord(ctx context.Context, rec secrets.Record) error {
+	if err := l.DB.SetMeta(ctx, "secret_key_source", string(rec.Source)); err != nil {
+		return err
+	}
+	return l.DB.SetMeta(ctx, "secret_key_fingerprint", rec.Fingerprint)
+}
+
+// HasEncrypted reports whether any secret is stored yet.
+func (l Ledger) HasEncrypted(ctx context.Context) (bool, error) { return l.DB.HasEncrypted(ctx) }
+
+// Describe is used by `lembas info` without opening the instance: it reads
+// the key record and never touches the keychain.
+func Describe(ctx context.Context, db *store.DB) string {
+	rec, ok, err := Ledger{db}.KeyRecord(ctx)
+	switch {
+	case err != nil:
+		return "unknown (" + err.Error() + ")"
+	case !ok:
+		return "not chosen yet (made on first start)"
+	}
+	where := map[secrets.Source]string{
+		secrets.SourceKeychain: "OS keychain",
+		secrets.SourceEnv:      "LEMBAS_SECRET_KEY",
+		secrets.SourceFile:     "key file " + filepath.Join(filepath.Dir(db.Path()), "secret.key"),
+	}[rec.Source]
+	if where == "" {
+		where = string(rec.Source)
+	}
+	return fmt.Sprintf("%s (fingerprint %s)", where, rec.Fingerprint)
+}
+
+// Exists reports whether path exists, for callers that must not create it.
+func Exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

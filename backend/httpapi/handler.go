@@ -1,0 +1,266 @@
+// Package httpapi is the http.Handler shared by both transports: the HTTP API
+// (POST /api/<Facade>.<Method>, which runs the one dispatcher), the event
+// stream, and the frontend's files. `lembas --serve` listens with it; the
+// desktop app mounts the same handler as the Wails asset server, so uploads
+// and downloads take the same path in both modes.
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/llembas/lembas/backend/api"
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/events"
+)
+
+// MaxCallBody bounds a facade call's JSON arguments. Files have their own
+// routes with their own limits.
+const MaxCallBody = 1 << 20
+
+// CSP forbids inline script and style, framing, and every origin but our own.
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+	"connect-src 'self'; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+
+// Options configures a Handler.
+type Options struct {
+	Dispatcher *api.Dispatcher
+	Bus        *events.Bus
+	Files      fs.FS // the frontend: index.html, 404.html, css/, js/, …
+	Log        *slog.Logger
+	// Desktop marks the mount inside the desktop app: index.html is told to
+	// use the Wails bridge, and requests come from our own webview only.
+	Desktop bool
+	// Caller resolves who is making a request; an error refuses it.
+	Caller func(*http.Request) (api.Caller, error)
+	// AllowedHosts are Host values accepted besides loopback names and IP
+	// literals. Checked only when CheckHost is set (a listening socket).
+	AllowedHosts []string
+	CheckHost    bool
+	// Heartbeat is the SSE comment interval; 0 means 15 s.
+	Heartbeat time.Duration
+}
+
+type handler struct {
+	opt    Options
+	mux    *http.ServeMux
+	static map[string]staticFile
+}
+
+type staticFile struct {
+	body  []byte
+	etag  string
+	ctype string
+}
+
+// New returns the handler.
+func New(opt Options) (http.Handler, error) {
+	if opt.Heartbeat == 0 {
+		opt.Heartbeat = 15 * time.Second
+	}
+	h := &handler{opt: opt, mux: http.NewServeMux()}
+	if err := h.loadStatic(); err != nil {
+		return nil, err
+	}
+	h.mux.HandleFunc("POST /api/{method}", h.call)
+	h.mux.HandleFunc("GET /api/events", h.events)
+	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, apperr.New(apperr.NotFound, "no such API route: %s %s", r.Method, r.URL.Path))
+	})
+	h.mux.HandleFunc("GET /", h.file)
+
+	var out http.Handler = h.mux
+	if !opt.Desktop {
+		// Reject cross-site state changes before anything else looks at them.
+		cop := http.NewCrossOriginProtection()
+		cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, apperr.New(apperr.Forbidden, "cross-origin request refused"))
+		}))
+		out = cop.Handler(out)
+	}
+	out = h.security(out)
+	return out, nil
+}
+
+func (h *handler) security(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", CSP)
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+		if h.opt.CheckHost && !HostAllowed(r.Host, h.opt.AllowedHosts) {
+			h.opt.Log.Warn("request for a foreign Host refused", "host", r.Host, "remote", r.RemoteAddr)
+			writeError(w, apperr.New(apperr.Forbidden, "this server does not answer to the host name %q; add it to LEMBAS_ALLOWED_HOSTS", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// HostAllowed reports whether a Host header may be answered. IP literals are
+// always fine (DNS rebinding needs a name), as are loopback names; any other
+// name must be listed, with or without its port.
+func HostAllowed(hostport string, allowed []string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if host == "" {
+		return false
+	}
+	if net.ParseIP(host) != nil {
+		return true
+	}
+	lh := strings.ToLower(host)
+	if lh == "localhost" || strings.HasSuffix(lh, ".localhost") {
+		return true
+	}
+	for _, a := range allowed {
+		a = strings.ToLower(a)
+		if a == lh || a == strings.ToLower(hostport) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *handler) call(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.opt.Caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		writeError(w, apperr.New(apperr.Invalid, "send arguments as application/json"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxCallBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, api.Result{Error: &api.ErrorBody{Kind: apperr.Invalid, Message: "request too large"}})
+			return
+		}
+		writeError(w, apperr.Wrap(apperr.Invalid, err, "could not read the request"))
+		return
+	}
+	caller.Via = "http"
+	res := h.opt.Dispatcher.Call(r.Context(), caller, r.PathValue("method"), body)
+	if res.Error != nil {
+		writeJSON(w, apperr.HTTPStatus(res.Error.Kind), api.Result{Error: res.Error})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	w.Write(res.Result)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	kind, msg := apperr.Public(err)
+	writeJSON(w, apperr.HTTPStatus(kind), api.Result{Error: &api.ErrorBody{Kind: kind, Message: msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"kind":"internal","message":"encode failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// transportMeta is rewritten in index.html for the desktop mount, so that the
+// frontend learns its transport from the server rather than by probing for
+// window.go (which an element with id="go" would fake).
+var transportMeta = []byte(`<meta name="lembas-transport" content="http">`)
+
+func (h *handler) loadStatic() error {
+	h.static = map[string]staticFile{}
+	return fs.WalkDir(h.opt.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") {
+			return err
+		}
+		b, err := fs.ReadFile(h.opt.Files, p)
+		if err != nil {
+			return err
+		}
+		if p == "index.html" {
+			if !bytes.Contains(b, transportMeta) {
+				return errors.New("index.html lacks the lembas-transport meta tag")
+			}
+			if h.opt.Desktop {
+				b = bytes.Replace(b, transportMeta, []byte(`<meta name="lembas-transport" content="desktop">`), 1)
+			}
+		}
+		sum := sha256.Sum256(b)
+		h.static["/"+p] = staticFile{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: contentType(p)}
+		return nil
+	})
+}
+
+func contentType(p string) string {
+	switch path.Ext(p) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".js", ".mjs":
+		return "text/javascript; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".png":
+		return "image/png"
+	case ".json", ".webmanifest":
+		return "application/json"
+	case ".txt", "":
+		return "text/plain; charset=utf-8"
+	case ".woff2":
+		return "font/woff2"
+	}
+	return "application/octet-stream"
+}
+
+func (h *handler) file(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	if p == "/" {
+		p = "/index.html"
+	}
+	f, ok := h.static[p]
+	status := http.StatusOK
+	if !ok || strings.HasSuffix(p, ".go") {
+		f, status = h.static["/404.html"], http.StatusNotFound
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", f.ctype)
+	// Revalidate every time: the files are small, and a stale module after
+	// an upgrade would mix two versions of the frontend.
+	hd.Set("Cache-Control", "no-cache")
+	if status == http.StatusOK {
+		hd.Set("ETag", f.etag)
+		if match := r.Header.Get("If-None-Match"); match != "" && match == f.etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(f.body)
+	}
+}

@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/llembas/lembas/backend/events"
+)
+
+// writeTimeout bounds each write to an event stream. A server-wide
+// WriteTimeout would cut long streams; a per-write deadline only cuts a
+// follower that stopped reading.
+const writeTimeout = 30 * time.Second
+
+func (h *handler) events(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.opt.Caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	rc := http.NewResponseController(w)
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	sub := h.opt.Bus.Subscribe(caller.UserID, 0)
+	defer sub.Close()
+
+	write := func(s string) error {
+		if err := rc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		return nil
+	}
+	w.WriteHeader(http.StatusOK)
+	if err := write("retry: 3000\n: connected\n\n"); err != nil {
+		return
+	}
+	tick := time.NewTicker(h.opt.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			if write(": ping\n\n") != nil {
+				return
+			}
+		case ev, ok := <-sub.C():
+			if !ok {
+				// Dropped for falling behind: end the stream; EventSource
+				// reconnects and the frontend reloads what it shows.
+				h.opt.Log.Info("event follower dropped", "user", caller.UserID)
+				return
+			}
+			frame, err := Frame(events.Envelope{Topic: ev.Topic, Data: ev.Data})
+			if err != nil {
+				h.opt.Log.Error("encode event", "topic", ev.Topic, "err", err)
+				continue
+			}
+			if write(frame) != nil {
+				return
+			}
+		}
+	}
+}
+
+// Frame encodes v as one SSE message. Every line of the payload gets its own
+// "data:" prefix: a raw newline inside one data line would end the event
+// early (the first code block a model writes would truncate it).
+func Frame(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	var sb strings.Builder
+	for _, line := range strings.Split(string(b), "\n") {
+		fmt.Fprintf(&sb, "data: %s\n", line)
+	}
+	sb.WriteString("\n")
+	return sb.String(), nil
+}

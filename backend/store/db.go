@@ -1,0 +1,177 @@
+// Package store keeps everything LLeMbas persists in one SQLite file, through
+// modernc.org/sqlite (pure Go, so the headless server builds with CGO off).
+//
+// All writes go through one connection (SQLite has one writer anyway, and a
+// single Go-side writer turns lock contention into a queue instead of
+// SQLITE_BUSY); reads use a separate pool of query-only connections. Pragmas
+// are in the DSN so that every pooled connection gets them.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// DB is an open database: one write connection and a read pool.
+type DB struct {
+	path string
+	w    *sql.DB
+	r    *sql.DB
+}
+
+var pragmas = []string{
+	"busy_timeout(5000)",
+	"journal_mode(WAL)",
+	"synchronous(FULL)",
+	"foreign_keys(1)",
+}
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		// BEGIN IMMEDIATE: take the write lock up front, so a transaction
+		// never fails half-way when upgrading from a read lock.
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + filepath.ToSlash(path) + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the database at path. It does not sync the
+// schema; call Sync for that.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	w, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	n := max(2, runtime.NumCPU())
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(5 * time.Minute)
+	return &DB{path: path, w: w, r: r}, nil
+}
+
+// Path is the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// Write returns the write connection. Every INSERT, UPDATE, DELETE and DDL
+// goes through it.
+func (db *DB) Write() *sql.DB { return db.w }
+
+// Read returns the read pool. Its connections refuse writes (query_only).
+func (db *DB) Read() *sql.DB { return db.r }
+
+// WriteTx runs fn in a write transaction, committing when fn returns nil.
+func (db *DB) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Size is the bytes on disk of the database with its WAL.
+func (db *DB) Size() int64 {
+	var total int64
+	for _, p := range []string{db.path, db.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			total += fi.Size()
+		}
+	}
+	return total
+}
+
+// Backup writes a consistent snapshot of the database to dest with VACUUM
+// INTO, which is safe while other connections read and write. It writes to a
+// temporary file beside dest and renames it, so dest is never half-written;
+// an existing dest is refused rather than overwritten.
+func (db *DB) Backup(ctx context.Context, dest string) error {
+	dest, err := filepath.Abs(dest)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dest); err == nil {
+		return fmt.Errorf("%s already exists; choose a new file name", dest)
+	}
+	if same, _ := sameFile(dest, db.path); same {
+		return fmt.Errorf("%s is the live database", dest)
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+		return fmt.Errorf("create backup directory: %w", err)
+	}
+	tmp := fmt.Sprintf("%s.partial-%d", dest, os.Getpid())
+	os.Remove(tmp)
+	// The read pool is query_only, which VACUUM INTO respects; the write
+	// connection would queue behind streaming checkpoints. A dedicated
+	// connection does neither.
+	c, err := sql.Open("sqlite", dsn(db.path, false))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "VACUUM INTO ?", tmp); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("snapshot to %s: %w", dest, err)
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("move snapshot into place: %w", err)
+	}
+	return nil
+}
+
+func sameFile(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}

@@ -1,0 +1,252 @@
+// transport.js — the one way the frontend talks to the Go core.
+//
+// In the desktop app, calls go to the Wails bridge (window.go.main.Bridge.Call)
+// and events come from the Wails runtime. In a browser, calls are
+// POST /api/<Facade>.<Method> and events come from one shared EventSource on
+// /api/events. Which one applies is decided by <meta name="lembas-transport">,
+// whose content the Go server rewrites to "desktop" in the desktop app. We
+// never test whether window.go exists: an element with id="go" anywhere in
+// the page makes it truthy (DOM clobbering).
+
+/** Error kinds the dispatcher reports. */
+const KINDS = new Set(['invalid', 'not_found', 'forbidden', 'unauthorized', 'conflict', 'unavailable', 'internal']);
+
+/** Error thrown by call(): `kind` is one of KINDS, `message` is for people. */
+export class ApiError extends Error {
+  constructor(kind, message) {
+    const k = KINDS.has(kind) ? kind : 'internal';
+    super(typeof message === 'string' && message !== '' ? message : defaultMessage(k));
+    this.name = 'ApiError';
+    this.kind = k;
+  }
+}
+
+function defaultMessage(kind) {
+  switch (kind) {
+    case 'invalid': return 'The request was not valid.';
+    case 'not_found': return 'Not found.';
+    case 'forbidden': return 'You are not allowed to do that.';
+    case 'unauthorized': return 'Please sign in.';
+    case 'conflict': return 'That conflicts with a change made elsewhere.';
+    case 'unavailable': return 'The server could not be reached.';
+    default: return 'Something went wrong.';
+  }
+}
+
+// Read once, when the module is first evaluated: module scripts run after the
+// document's <head> is parsed, and nothing added to the page later (rendered
+// model output, say) can change the answer.
+const DESKTOP = (() => {
+  const meta = document.head && document.head.querySelector('meta[name="lembas-transport"]');
+  return !!meta && meta.getAttribute('content') === 'desktop';
+})();
+
+/** True iff this page runs inside the desktop app. */
+export function isDesktop() {
+  return DESKTOP;
+}
+
+const WAIT_MS = 5000;
+const POLL_MS = 25;
+
+// waitFor resolves with get()'s first truthy value, polling for up to 5 s
+// (the Wails runtime and bindings are injected shortly after page load).
+function waitFor(get, what) {
+  const found = get();
+  if (found) return Promise.resolve(found);
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const timer = setInterval(() => {
+      const v = get();
+      if (v) {
+        clearInterval(timer);
+        resolve(v);
+      } else if (Date.now() - started >= WAIT_MS) {
+        clearInterval(timer);
+        reject(new ApiError('unavailable', `The desktop ${what} did not start.`));
+      }
+    }, POLL_MS);
+  });
+}
+
+function bridgeCall() {
+  const fn = window.go && window.go.main && window.go.main.Bridge && window.go.main.Bridge.Call;
+  return typeof fn === 'function' ? fn : null;
+}
+
+function runtimeEventsOn() {
+  const fn = window.runtime && window.runtime.EventsOn;
+  return typeof fn === 'function' ? fn : null;
+}
+
+// toApiError turns whatever a transport reports into an ApiError.
+function toApiError(err, fallbackKind = 'internal') {
+  if (err instanceof ApiError) return err;
+  if (err && typeof err === 'object') {
+    return new ApiError(typeof err.kind === 'string' ? err.kind : fallbackKind,
+      typeof err.message === 'string' ? err.message : undefined);
+  }
+  if (typeof err === 'string' && err !== '') return new ApiError(fallbackKind, err);
+  return new ApiError(fallbackKind);
+}
+
+const STATUS_KINDS = {
+  400: 'invalid', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict',
+  422: 'invalid', 429: 'unavailable', 502: 'unavailable', 503: 'unavailable', 504: 'unavailable',
+};
+
+/**
+ * call runs a facade method, e.g. call('Chats.List', {…}), and resolves to
+ * its result. It rejects with an ApiError.
+ */
+export async function call(method, ...args) {
+  if (typeof method !== 'string' || !/^[A-Za-z][A-Za-z0-9]*\.[A-Za-z][A-Za-z0-9]*$/.test(method)) {
+    throw new ApiError('invalid', `Not a method name: ${String(method)}`);
+  }
+  return DESKTOP ? callDesktop(method, args) : callHTTP(method, args);
+}
+
+async function callDesktop(method, args) {
+  const Call = await waitFor(bridgeCall, 'bridge');
+  let res;
+  try {
+    res = await Call(method, args);
+  } catch (err) {
+    throw toApiError(err);
+  }
+  if (res && res.error) throw toApiError(res.error);
+  return res ? res.result : undefined;
+}
+
+async function callHTTP(method, args) {
+  let res;
+  try {
+    res = await fetch('/api/' + method, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(args),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiError('unavailable', 'Could not reach the server. Check the connection and try again.');
+  }
+  let text;
+  try {
+    text = await res.text();
+  } catch {
+    throw new ApiError('unavailable', 'The connection was lost while reading the response.');
+  }
+  let body;
+  let parsed = false;
+  if (text !== '') {
+    try {
+      body = JSON.parse(text);
+      parsed = true;
+    } catch {
+      // handled below
+    }
+  }
+  if (res.ok) {
+    if (text === '') return undefined;
+    if (!parsed) throw new ApiError('internal', 'The server sent a response that is not JSON.');
+    return body;
+  }
+  if (parsed && body && typeof body.error === 'object' && body.error !== null) {
+    throw toApiError(body.error, STATUS_KINDS[res.status] || 'internal');
+  }
+  const kind = STATUS_KINDS[res.status] || 'internal';
+  throw new ApiError(kind, `${defaultMessage(kind)} (HTTP ${res.status})`);
+}
+
+// ---------- Events ----------
+
+const listeners = new Map(); // topic → Set of functions; '*' gets every event
+let started = false;
+
+function dispatch(env) {
+  if (!env || typeof env !== 'object' || typeof env.topic !== 'string') return;
+  const exact = listeners.get(env.topic);
+  const all = listeners.get('*');
+  for (const fn of exact ? [...exact] : []) safely(fn, env.data);
+  for (const fn of all ? [...all] : []) safely(fn, env.data, env.topic);
+}
+
+function safely(fn, ...args) {
+  try {
+    fn(...args);
+  } catch (err) {
+    console.error('lembas: event listener failed', err);
+  }
+}
+
+function start() {
+  if (started) return;
+  started = true;
+  if (DESKTOP) {
+    waitFor(runtimeEventsOn, 'runtime').then(
+      (EventsOn) => EventsOn('lembas', dispatch),
+      (err) => { started = false; console.error('lembas: events unavailable:', err.message); },
+    );
+    return;
+  }
+  // One EventSource per tab: browsers allow six HTTP/1.1 connections per
+  // host. It reconnects by itself after a drop.
+  const es = new EventSource('/api/events');
+  es.onmessage = (e) => {
+    let env;
+    try {
+      env = JSON.parse(e.data);
+    } catch {
+      console.warn('lembas: ignoring an event that is not JSON');
+      return;
+    }
+    dispatch(env);
+  };
+}
+
+/**
+ * on calls fn(data) for each event with the given topic, or fn(data, topic)
+ * for every event when topic is '*'. It returns a function that
+ * unsubscribes.
+ */
+export function on(topic, fn) {
+  if (typeof topic !== 'string' || typeof fn !== 'function') {
+    throw new TypeError('on(topic, fn) needs a topic string and a function');
+  }
+  let set = listeners.get(topic);
+  if (!set) listeners.set(topic, (set = new Set()));
+  set.add(fn);
+  start();
+  return () => {
+    const s = listeners.get(topic);
+    if (!s) return;
+    s.delete(fn);
+    if (s.size === 0) listeners.delete(topic);
+  };
+}
+
+// ---------- Links ----------
+
+const EXTERNAL_SCHEMES = new Set(['http:', 'https:', 'mailto:']);
+
+/**
+ * openExternal opens an http(s) or mailto URL outside the app: in the system
+ * browser on the desktop, in a new tab otherwise. Any other scheme, or a
+ * string that is not an absolute URL, is ignored. Resolves to true if the
+ * URL was handed on.
+ */
+export async function openExternal(url) {
+  let u;
+  try {
+    u = new URL(String(url));
+  } catch {
+    return false;
+  }
+  if (!EXTERNAL_SCHEMES.has(u.protocol)) return false;
+  if (DESKTOP) {
+    await call('App.OpenURL', u.href);
+  } else {
+    window.open(u.href, '_blank', 'noopener,noreferrer');
+  }
+  return true;
+}
