@@ -5,7 +5,7 @@
 // nothing here writes innerHTML.
 
 import { html, render, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
-import { call, openExternal, ApiError } from './transport.js';
+import { call, on, openExternal, ApiError } from './transport.js';
 
 const THEMES = [
   { value: 'moria', label: 'Moria (dark)' },
@@ -277,6 +277,15 @@ function App() {
       (err) => console.warn('lembas: could not read preferences:', err.message),
     );
   }, []);
+
+  // Prefs.Set tells the caller's other windows; follow their theme changes.
+  useEffect(() => on('prefs', (prefs) => {
+    const t = prefs && prefs.theme;
+    if (t && isTheme(t) && t !== currentTheme()) {
+      applyTheme(t);
+      setTheme(t);
+    }
+  }), []);
 
   useEffect(() => {
     if (!narrow) setSidebarOpen(false);
