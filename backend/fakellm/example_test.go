@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func (t *exampleT) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
 func Example() {
 	t := &exampleT{}
 	defer func() {
-		for _, f := range t.cleanups {
+		for _, f := range slices.Backward(t.cleanups) {
 			f()
 		}
 	}()

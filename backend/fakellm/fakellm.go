@@ -209,7 +209,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, req Request, rep 
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, rep.Body[:min(max(rep.cutAt, 0), len(rep.Body))])
 		_ = rc.Flush()
-		s.cutOff(w, ctx, rep.cut)
+		s.cutOff(ctx, w, rep.cut)
 		return
 	}
 
@@ -247,11 +247,11 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, req Request, rep 
 		}
 	}
 	if rep.cut != cutNone {
-		s.cutOff(w, ctx, rep.cut)
+		s.cutOff(ctx, w, rep.cut)
 	}
 }
 
-func (s *Server) cutOff(w http.ResponseWriter, ctx context.Context, c cut) {
+func (s *Server) cutOff(ctx context.Context, w http.ResponseWriter, c cut) {
 	if c == cutStall {
 		select {
 		case <-ctx.Done():

@@ -41,9 +41,13 @@ func do(t *testing.T, ctx context.Context, method, url, body string) (*http.Resp
 	return client(t).Do(req)
 }
 
+// post bounds every exchange in time, so a regression that withholds bytes
+// fails the test instead of hanging it.
 func post(t *testing.T, s *fakellm.Server, body string) *http.Response {
 	t.Helper()
-	resp, err := do(t, t.Context(), http.MethodPost, s.URL()+"/chat/completions", body)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	resp, err := do(t, ctx, http.MethodPost, s.URL()+"/chat/completions", body)
 	if err != nil {
 		t.Fatal(err)
 	}

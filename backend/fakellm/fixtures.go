@@ -26,7 +26,9 @@ type fixtureSet struct {
 
 // Fixture replays the captured response fixtures/<name>.http: its status,
 // headers and body, with each event of a text/event-stream body flushed
-// separately. It panics on an unknown name, listing the known ones.
+// separately. Framing headers (Content-Length, Transfer-Encoding,
+// Connection, Keep-Alive) are left to net/http. It panics on an unknown
+// name, listing the known ones.
 func Fixture(name string) Reply {
 	r, ok := captured.replies[name]
 	if !ok {
@@ -108,11 +110,11 @@ func parseCapture(file, raw string) Reply {
 	r.Events = []Event{}
 	for block := range strings.SplitSeq(rest, "\n\n") {
 		var e Event
-		var data []string
+		var comments, data []string
 		for line := range strings.SplitSeq(block, "\n") {
 			switch {
 			case strings.HasPrefix(line, ":"):
-				e.Comment = strings.TrimPrefix(strings.TrimPrefix(line, ":"), " ")
+				comments = append(comments, strings.TrimPrefix(strings.TrimPrefix(line, ":"), " "))
 			case strings.HasPrefix(line, "event:"):
 				e.Name = strings.TrimPrefix(strings.TrimPrefix(line, "event:"), " ")
 			case strings.HasPrefix(line, "data:"):
@@ -121,6 +123,7 @@ func parseCapture(file, raw string) Reply {
 				bad("unsupported stream line " + strconv.Quote(line))
 			}
 		}
+		e.Comment = strings.Join(comments, "\n")
 		e.Data = strings.Join(data, "\n")
 		r.Events = append(r.Events, e)
 	}

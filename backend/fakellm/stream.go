@@ -157,7 +157,7 @@ func (b *StreamBuilder) delta(d any) {
 	b.events = append(b.events, Event{Data: chunk("null", jsonString(d))})
 }
 
-// The envelope mirrors llama.cpp's field order and values, so built streams
+// envelope mirrors llama.cpp's field order and values, so built streams
 // read like the captures next to them.
 const envelope = `"created":1796002209,"id":"chatcmpl-fakellm","model":"tiny-qwen35","system_fingerprint":"b0-unknown","object":"chat.completion.chunk"`
 
