@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
@@ -62,6 +63,9 @@ type Core struct {
 	lock   *store.Lock
 	keeper *secrets.Keeper
 	keyErr error
+
+	stopStreams     chan struct{}
+	stopStreamsOnce sync.Once
 }
 
 // Open starts an instance on cfg.DataDir. It fails with store.ErrLocked when
@@ -74,7 +78,7 @@ func Open(ctx context.Context, cfg config.Config, opt Options) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Core{Config: cfg, Bus: events.NewBus(), Log: opt.Log, opt: opt, lock: lock}
+	c := &Core{Config: cfg, Bus: events.NewBus(), Log: opt.Log, opt: opt, lock: lock, stopStreams: make(chan struct{})}
 	if err := c.open(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -170,7 +174,13 @@ func (c *Core) Handler(desktop bool) (http.Handler, error) {
 		// Until accounts land, every caller is the owner; --serve refuses
 		// non-loopback addresses for exactly that reason.
 		Caller: func(*http.Request) (api.Caller, error) { return owner, nil },
+		Stop:   c.stopStreams,
 	})
+}
+
+// StopStreams ends every open event stream (at shutdown).
+func (c *Core) StopStreams() {
+	c.stopStreamsOnce.Do(func() { close(c.stopStreams) })
 }
 
 // Close releases the database and the lock.

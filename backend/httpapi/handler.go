@@ -50,6 +50,9 @@ type Options struct {
 	CheckHost    bool
 	// Heartbeat is the SSE comment interval; 0 means 15 s.
 	Heartbeat time.Duration
+	// Stop, when closed, ends every event stream, so that a graceful
+	// shutdown does not wait on followers that never hang up.
+	Stop <-chan struct{}
 }
 
 type handler struct {
@@ -78,7 +81,7 @@ func New(opt Options) (http.Handler, error) {
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apperr.New(apperr.NotFound, "no such API route: %s %s", r.Method, r.URL.Path))
 	})
-	h.mux.HandleFunc("GET /", h.file)
+	h.mux.HandleFunc("/", h.file)
 
 	var out http.Handler = h.mux
 	if !opt.Desktop {
@@ -238,6 +241,11 @@ func contentType(p string) string {
 }
 
 func (h *handler) file(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
 	p := r.URL.Path
 	if p == "/" {
 		p = "/index.html"

@@ -53,6 +53,8 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-h.opt.Stop:
+			return
 		case <-tick.C:
 			if write(": ping\n\n") != nil {
 				return

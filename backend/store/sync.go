@@ -28,7 +28,7 @@ type Table struct {
 }
 
 // Column declares one column. Type is the rest of the column definition
-// ("TEXT NOT NULL DEFAULT ''"). Secret marks a column holding encrypted
+// ("TEXT NOT NULL DEFAULT ”"). Secret marks a column holding encrypted
 // values, so the key ledger can tell whether anything is encrypted yet.
 type Column struct {
 	Name   string
@@ -313,7 +313,9 @@ func ftsCond(f FTS, row string) string {
 // all a When clause should refer to.
 func prefixColumns(expr string, f FTS, row string) string {
 	var b strings.Builder
-	isIdent := func(r byte) bool { return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' }
+	isIdent := func(r byte) bool {
+		return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
 	inStr := false
 	for i := 0; i < len(expr); {
 		ch := expr[i]

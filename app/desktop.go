@@ -1,0 +1,217 @@
+//go:build desktop
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/core"
+	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/single"
+)
+
+// eventName is the one Wails event every bus event travels in.
+const eventName = "lembas"
+
+func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
+	if runtime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		// GTK panics without a display; say so instead.
+		return &exitError{code: 2, err: errors.New("no display found (DISPLAY and WAYLAND_DISPLAY are unset), so the desktop window cannot open.\n" +
+			"Serve LLeMbas to a browser instead:  lembas --serve   (then open http://" + cfg.Addr + "/)")}
+	}
+	log := c.logger(cfg)
+
+	// A second launch hands its arguments to the running app and exits
+	// before touching the lock or the database.
+	sock := single.SocketPath(cfg.DataDir)
+	if err := single.Handoff(sock, single.Message{Args: os.Args[1:]}); err == nil {
+		fmt.Fprintln(c.stdout, "LLeMbas is already running; brought its window forward.")
+		return nil
+	} else if !errors.Is(err, single.ErrNoInstance) {
+		log.Warn("handoff failed; starting a new instance", "err", err)
+	}
+
+	opt := coreOptions(core.Desktop, log)
+	opt.OpenURL = openInBrowser
+	cr, err := openCore(ctx, cfg, opt)
+	if err != nil {
+		return err
+	}
+	defer cr.Close()
+	handler, err := cr.Handler(true)
+	if err != nil {
+		return err
+	}
+
+	d := &desktop{core: cr, log: log}
+	ln, err := single.Listen(sock, log, d.handoff)
+	if err != nil {
+		log.Warn("single-instance socket unavailable; a second launch will be refused by the lock instead", "err", err)
+	} else {
+		defer ln.Close()
+	}
+	bridge := &Bridge{dispatcher: cr.Dispatcher, caller: cr.OwnerCaller()}
+
+	err = wails.Run(&options.App{
+		Title:     "LLeMbas",
+		Width:     1200,
+		Height:    800,
+		MinWidth:  380,
+		MinHeight: 480,
+		AssetServer: &assetserver.Options{
+			Handler: handler,
+		},
+		BackgroundColour: &options.RGBA{R: 0x17, G: 0x18, B: 0x1c, A: 0xff},
+		Bind:             []any{bridge},
+		Logger:           wailsLogger{log},
+		OnStartup: func(wctx context.Context) {
+			d.start(wctx)
+			go func() {
+				// Quit the window on SIGINT/SIGTERM so that deferred
+				// cleanups run and the exit code is 0.
+				select {
+				case <-ctx.Done():
+					log.Info("signal received; closing the window")
+					wruntime.Quit(wctx)
+				case <-wctx.Done():
+				}
+			}()
+		},
+		OnDomReady: func(context.Context) {
+			// WebKit has installed its signal handlers by now.
+			restoreOnStack()
+		},
+		OnShutdown: func(context.Context) { d.stop() },
+		DragAndDrop: &options.DragAndDrop{
+			// A file dropped outside a drop zone must never navigate the
+			// webview to file:// (the frontend also cancels drops).
+			DisableWebViewDrop: true,
+		},
+		Linux: &linux.Options{ProgramName: "lembas"},
+	})
+	if err != nil {
+		return fmt.Errorf("desktop window: %w", err)
+	}
+	log.Info("desktop app closed")
+	return nil
+}
+
+// desktop is the glue between the core and the Wails runtime. Only this
+// file and the bridge touch the runtime, and only with the context Wails
+// handed to OnStartup (any other context makes the runtime call log.Fatal).
+type desktop struct {
+	core *core.Core
+	log  *slog.Logger
+
+	mu   sync.Mutex
+	wctx context.Context
+	sub  *events.Sub
+	done chan struct{}
+}
+
+func (d *desktop) start(wctx context.Context) {
+	d.mu.Lock()
+	d.wctx = wctx
+	d.done = make(chan struct{})
+	d.mu.Unlock()
+	go d.forwardEvents(wctx)
+}
+
+// forwardEvents is the Wails sink of the event bus: the owner's events go
+// to the window as one Wails event. If the window falls so far behind that
+// the bus drops it, it resubscribes and tells the frontend to reload state.
+func (d *desktop) forwardEvents(wctx context.Context) {
+	owner := d.core.OwnerCaller().UserID
+	for {
+		sub := d.core.Bus.Subscribe(owner, 1024)
+		d.mu.Lock()
+		d.sub = sub
+		done := d.done
+		d.mu.Unlock()
+		for ev := range sub.C() {
+			wruntime.EventsEmit(wctx, eventName, events.Envelope{Topic: ev.Topic, Data: ev.Data})
+		}
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if sub.Dropped() {
+			d.log.Warn("window fell behind on events; resynchronising")
+			wruntime.EventsEmit(wctx, eventName, events.Envelope{Topic: "resync"})
+			continue
+		}
+		return
+	}
+}
+
+func (d *desktop) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done != nil {
+		close(d.done)
+	}
+	if d.sub != nil {
+		d.sub.Close()
+	}
+}
+
+// handoff is called when a second launch hands over its arguments: bring
+// the window forward.
+func (d *desktop) handoff(m single.Message) {
+	d.mu.Lock()
+	wctx := d.wctx
+	d.mu.Unlock()
+	d.log.Info("second launch handed over", "args", m.Args)
+	if wctx == nil {
+		return
+	}
+	wruntime.WindowUnminimise(wctx)
+	wruntime.WindowShow(wctx)
+	d.core.Bus.Publish(events.Event{Topic: "handoff", UserID: d.core.OwnerCaller().UserID, Data: m.Args})
+}
+
+// openInBrowser opens a vetted link with the desktop's opener. The URL is
+// checked by App.OpenURL before it gets here; it is passed as one argument,
+// never through a shell.
+func openInBrowser(link string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", link)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", link)
+	default:
+		cmd = exec.Command("xdg-open", link)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}
+
+// wailsLogger sends Wails' own log lines to our slog logger.
+type wailsLogger struct{ log *slog.Logger }
+
+func (l wailsLogger) Print(m string)   { l.log.Info(m, "from", "wails") }
+func (l wailsLogger) Trace(m string)   { l.log.Debug(m, "from", "wails") }
+func (l wailsLogger) Debug(m string)   { l.log.Debug(m, "from", "wails") }
+func (l wailsLogger) Info(m string)    { l.log.Debug(m, "from", "wails") }
+func (l wailsLogger) Warning(m string) { l.log.Warn(m, "from", "wails") }
+func (l wailsLogger) Error(m string)   { l.log.Error(m, "from", "wails") }
+func (l wailsLogger) Fatal(m string)   { l.log.Error(m, "from", "wails"); os.Exit(1) }
