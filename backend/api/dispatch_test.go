@@ -18,7 +18,7 @@ type point struct {
 }
 
 func (sample) Add(ctx context.Context, a, b int) (int, error) { return a + b, nil }
-func (sample) Who(ctx context.Context) (int64, error)          { return CallerFrom(ctx).UserID, nil }
+func (sample) Who(ctx context.Context) (int64, error)         { return CallerFrom(ctx).UserID, nil }
 func (sample) Move(ctx context.Context, p point) (point, error) {
 	return point{X: p.X + 1}, nil
 }

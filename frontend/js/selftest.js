@@ -44,6 +44,7 @@ export async function run(info) {
     await report('transport', isDesktop() === (info.mode === 'desktop'), `${isDesktop() ? 'bridge' : 'http'} for mode ${info.mode}`);
     const shown = await waitForText('#info-datadir', info.dataDir);
     await report('rendered', shown.includes(info.dataDir), shown);
+    await report('theme', true, document.documentElement.dataset.theme);
 
     const data = await eventRoundTrip();
     await report('event', data && data.n === 42, JSON.stringify(data));

@@ -1,0 +1,131 @@
+// Package desktop runs the real desktop binary under Xvfb.
+package desktop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/tests/harness"
+)
+
+const tags = "desktop,production,webkit2_41"
+
+// TestDesktopApp opens the window, lets the frontend's self-test drive the
+// real Wails bridge (including a recovered nil dereference, which kills a
+// v2.9.2 app without the SA_ONSTACK fix), checks single-instance handoff,
+// the data-directory lock, info and backup beside the app, screenshots both
+// themes, and quits cleanly on SIGTERM.
+func TestDesktopApp(t *testing.T) {
+	harness.Require(t, "Xvfb", "xwininfo")
+	bin := harness.Build(t, tags)
+	display := harness.Xvfb(t)
+	dataDir := t.TempDir()
+	env := harness.Env(dataDir, "DISPLAY="+display, "LEMBAS_SELFTEST=1", "XDG_RUNTIME_DIR=")
+
+	var seen []string
+	for i := 0; i < 2; i++ {
+		if i > 0 {
+			// Second run: the other theme, stored as the theme switch does.
+			other := map[string]string{"moria": "shire", "shire": "moria"}[seen[0]]
+			setTheme(t, dataDir, other)
+		}
+		app := harness.Start(t, bin, env)
+		app.WaitOutput(t, `selftest (PASS|FAIL) (done|error)`, 60*time.Second)
+		out := app.Stdout()
+		if fails := harness.Lines(out, "selftest FAIL"); len(fails) > 0 {
+			t.Fatalf("self-test failures:\n%s", strings.Join(fails, "\n"))
+		}
+		for _, step := range []string{"transport bridge for mode desktop", "rendered", "event", "panic internal", "after-panic", "asset", "handler-api", "done"} {
+			if !strings.Contains(out, "selftest PASS "+step) {
+				t.Errorf("step %q did not pass", step)
+			}
+		}
+		theme := app.WaitOutput(t, `selftest PASS theme (\w+)`, time.Second)[1]
+		seen = append(seen, theme)
+		if !strings.Contains(app.Stderr(), "via=bridge") {
+			t.Error("no call was logged as coming through the bridge")
+		}
+		if tree := harness.X(t, display, "xwininfo", "-root", "-tree"); !strings.Contains(tree, `"LLeMbas"`) {
+			t.Errorf("no window titled LLeMbas:\n%s", tree)
+		}
+		if _, err := os.Stat("/usr/bin/import"); err == nil {
+			time.Sleep(500 * time.Millisecond) // let the last frame paint
+			p := filepath.Join(harness.ArtifactDir(t), "desktop-"+theme+".png")
+			harness.X(t, display, "import", "-window", "root", p)
+			t.Logf("screenshot %s", p)
+		}
+
+		if i == 0 {
+			besideRunningApp(t, bin, env, app, dataDir)
+		}
+
+		app.Cmd.Process.Signal(syscall.SIGTERM)
+		if code := app.Wait(t, 20*time.Second); code != 0 {
+			t.Fatalf("exit code %d after SIGTERM, want 0", code)
+		}
+		if !strings.Contains(app.Stderr(), "desktop app closed") {
+			t.Error("the app did not shut down through its own path")
+		}
+	}
+	if len(seen) != 2 || seen[0] == seen[1] {
+		t.Errorf("themes shown: %v, want both", seen)
+	}
+}
+
+func besideRunningApp(t *testing.T, bin string, env []string, app *harness.Proc, dataDir string) {
+	t.Run("second launch hands over", func(t *testing.T) {
+		code, out, errOut := harness.Run(t, bin, env)
+		if code != 0 || !strings.Contains(out, "already running") {
+			t.Fatalf("second launch: exit %d\n%s\n%s", code, out, errOut)
+		}
+		app.WaitOutput(t, "second launch handed over", 10*time.Second)
+	})
+	t.Run("serve on the same data directory is refused", func(t *testing.T) {
+		code, _, errOut := harness.Run(t, bin, env, "--serve", "--addr", "127.0.0.1:0")
+		if code != 1 || !strings.Contains(errOut, "already using") {
+			t.Fatalf("serve beside desktop: exit %d: %s", code, errOut)
+		}
+	})
+	t.Run("info and backup work beside the app", func(t *testing.T) {
+		code, out, errOut := harness.Run(t, bin, env, "info")
+		if code != 0 || !strings.Contains(out, "users") || !strings.Contains(out, "key file") {
+			t.Fatalf("info: exit %d\n%s\n%s", code, out, errOut)
+		}
+		dest := filepath.Join(t.TempDir(), "b.db")
+		if code, out, errOut := harness.Run(t, bin, env, "backup", dest); code != 0 {
+			t.Fatalf("backup: exit %d\n%s\n%s", code, out, errOut)
+		}
+		if _, err := os.Stat(dest); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// setTheme stores the owner's theme between runs, as the theme switch does.
+func setTheme(t *testing.T, dataDir, theme string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(dataDir, "lembas.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	harness.Must(t, db.SetPref(ctx, 1, "theme", theme), "set theme")
+}
+
+// TestNoDisplay: without a display the desktop build says so and suggests
+// --serve instead of crashing in GTK.
+func TestNoDisplay(t *testing.T) {
+	bin := harness.Build(t, tags)
+	env := harness.Env(t.TempDir())
+	code, _, errOut := harness.Run(t, bin, env)
+	if code != 2 || !strings.Contains(errOut, "no display") || !strings.Contains(errOut, "--serve") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
