@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/llembas/lembas/backend/secrets"
 )
 
 // DefaultAddr is where --serve listens unless told otherwise. Not 8080: local
@@ -114,6 +116,11 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("LEMBAS_DATA_DIR %q: %w", c.DataDir, err))
 	} else {
 		c.DataDir = abs
+	}
+	if c.SecretKey != "" {
+		if _, err := secrets.ParseKey(c.SecretKey); err != nil {
+			errs = append(errs, fmt.Errorf("LEMBAS_SECRET_KEY is not a usable key (make one with `lembas secret-key`): %w", err))
+		}
 	}
 	if _, err := SplitAddr(c.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("LEMBAS_ADDR / --addr: %w", err))

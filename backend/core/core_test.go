@@ -229,3 +229,33 @@ func TestEventsReachTheCallerOverSSE(t *testing.T) {
 		t.Errorf("followers after stop = %d", c.Bus.Followers())
 	}
 }
+
+// BenchmarkHTTPCall is one facade call over loopback HTTP through the whole
+// handler (security headers, cross-origin check, dispatcher, SQLite read).
+func BenchmarkHTTPCall(b *testing.B) {
+	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
+	cfg.DataDir = b.TempDir()
+	cfg.NoKeychain = true
+	cfg.Validate()
+	c, err := Open(context.Background(), cfg, Options{Mode: Serve, Files: frontend.FS()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	h, _ := c.Handler(false)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	client := srv.Client()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := client.Post(srv.URL+"/api/Prefs.Get", "application/json", strings.NewReader("[]"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+}

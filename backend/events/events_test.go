@@ -47,3 +47,31 @@ func TestSlowFollowerIsDropped(t *testing.T) {
 	}
 	slow.Close() // safe after drop
 }
+
+// BenchmarkPublish fans one event out to ten followers that keep up. It
+// fails if any follower was dropped, since publishing to nobody is not the
+// figure we want.
+func BenchmarkPublish(b *testing.B) {
+	bus := NewBus()
+	var subs []*Sub
+	for i := 0; i < 10; i++ {
+		s := bus.Subscribe(1, 1<<20)
+		subs = append(subs, s)
+		go func() {
+			for range s.C() {
+			}
+		}()
+	}
+	ev := Event{Topic: "frame", UserID: 1, Data: "x"}
+	b.ReportAllocs()
+	for b.Loop() {
+		bus.Publish(ev)
+	}
+	b.StopTimer()
+	for _, s := range subs {
+		if s.Dropped() {
+			b.Fatal("a follower was dropped; the figure would be meaningless")
+		}
+		s.Close()
+	}
+}

@@ -410,3 +410,22 @@ func TestSeedSettingDoesNotOverwrite(t *testing.T) {
 		t.Fatalf("instance_name = %q; the database must win over the seed", v)
 	}
 }
+
+// BenchmarkWrite is one durable write (synchronous=FULL, WAL) through the
+// single write connection.
+func BenchmarkWrite(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(b.TempDir(), "lembas.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Sync(ctx, Current, b.TempDir()); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := db.SetSetting(ctx, "k", "v"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -170,6 +170,12 @@ func (p *Proc) Wait(t testing.TB, timeout time.Duration) int {
 	return p.Cmd.ProcessState.ExitCode()
 }
 
+// Kill stops the process and waits for it to exit.
+func (p *Proc) Kill() {
+	p.Cmd.Process.Kill()
+	<-p.done
+}
+
 // Serve starts `lembas --serve` on a free loopback port and returns the
 // process and its base URL once it answers.
 func Serve(t testing.TB, bin, dataDir string, extraEnv ...string) (*Proc, string) {

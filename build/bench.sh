@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# bench.sh — runs the benchmarks three times and prints the median of each
+# headline figure as `figure <name> <value> <unit>` (the last lines).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+go test -run '^$' -bench . -benchmem -count 3 \
+  ./backend/api ./backend/events ./backend/core ./backend/store ./tests/cli | tee "$out"
+
+# median NAME COLUMN-UNIT: the median of the value before UNIT on the
+# benchmark's lines.
+median() {
+  grep -E "^Benchmark$1(-[0-9]+)? " "$out" | awk -v unit="$2" '{
+    for (i = 2; i <= NF; i++) if ($i == unit) print $(i-1)
+  }' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "n/a" }'
+}
+us() { awk -v n="$1" 'BEGIN { if (n == "n/a") print n; else printf "%.1f\n", n / 1000 }'; }
+
+echo
+echo "figure dispatch_call_ns $(median Dispatch ns/op) ns"
+echo "figure event_publish_10_followers_ns $(median Publish ns/op) ns"
+echo "figure http_call_us $(median HTTPCall ns/op | xargs -I{} bash -c "$(declare -f us); us {}") us"
+echo "figure store_durable_write_us $(median Write ns/op | xargs -I{} bash -c "$(declare -f us); us {}") us"
+echo "figure serve_start_ms $(median ServeStart ms/start) ms"
+echo "figure server_binary_mb $(median ServerBinarySize MB) MB"
