@@ -50,5 +50,117 @@ var Current = Schema{
 			},
 			Constraints: []string{"PRIMARY KEY (user_id, key)"},
 		},
+		{
+			// connections are OpenAI-compatible endpoints. owner_id NULL
+			// means instance-wide (set up by an admin or the desktop owner);
+			// secrets are Fernet tokens, never plaintext.
+			Name: "connections",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "owner_id", Type: "INTEGER REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "name", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "base_url", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "api_key_enc", Type: "TEXT NOT NULL DEFAULT ''", Secret: true},
+				{Name: "headers_enc", Type: "TEXT NOT NULL DEFAULT ''", Secret: true},
+				{Name: "ca_pem", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "insecure_tls", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "enabled", Type: "INTEGER NOT NULL DEFAULT 1"},
+				{Name: "no_stream_options", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "last_error", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "models_refreshed_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+		},
+		{
+			// models are what a connection lists, plus the admin's
+			// presentation and defaults. missing marks a model the endpoint
+			// no longer lists (kept, since chats refer to it).
+			Name: "models",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "connection_id", Type: "INTEGER NOT NULL REFERENCES connections(id) ON DELETE CASCADE"},
+				{Name: "upstream_id", Type: "TEXT NOT NULL"},
+				{Name: "display_name", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "description", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "avatar", Type: "BLOB"},
+				{Name: "avatar_type", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "position", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "enabled", Type: "INTEGER NOT NULL DEFAULT 1"},
+				{Name: "pinned", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "capabilities", Type: "TEXT NOT NULL DEFAULT '{}'"},
+				{Name: "context_length", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "params", Type: "TEXT NOT NULL DEFAULT '{}'"},
+				{Name: "system_prompt", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "upstream_meta", Type: "TEXT NOT NULL DEFAULT '{}'"},
+				{Name: "missing", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{
+				{Name: "models_connection_upstream", On: "models(connection_id, upstream_id)", Unique: true},
+				{Name: "models_position", On: "models(position, id)"},
+			},
+		},
+		{
+			Name: "folders",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "user_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "name", Type: "TEXT NOT NULL"},
+				{Name: "position", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "folders_user", On: "folders(user_id, position)"}},
+		},
+		{
+			// chats belong to one user. deleted_at is the trash: a chat in
+			// it can be restored until the trash is emptied.
+			Name: "chats",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "user_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "folder_id", Type: "INTEGER REFERENCES folders(id) ON DELETE SET NULL"},
+				{Name: "title", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "title_auto", Type: "INTEGER NOT NULL DEFAULT 1"},
+				{Name: "model_id", Type: "INTEGER REFERENCES models(id) ON DELETE SET NULL"},
+				{Name: "params", Type: "TEXT NOT NULL DEFAULT '{}'"},
+				{Name: "system_prompt", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "draft", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "pinned", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "unread", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "deleted_at", Type: "INTEGER"},
+			},
+			Indexes: []Index{{Name: "chats_user_updated", On: "chats(user_id, deleted_at, updated_at)"}},
+		},
+		{
+			// messages: one row per message, never a chat as one blob.
+			// status is final, streaming, stopped, error, length or
+			// interrupted; only non-streaming rows are in the search index.
+			Name: "messages",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "chat_id", Type: "INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE"},
+				{Name: "parent_id", Type: "INTEGER REFERENCES messages(id) ON DELETE SET NULL"},
+				{Name: "role", Type: "TEXT NOT NULL"},
+				{Name: "content", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "reasoning", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "status", Type: "TEXT NOT NULL DEFAULT 'final'"},
+				{Name: "error", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "model_label", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "metrics", Type: "TEXT NOT NULL DEFAULT '{}'"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "messages_chat", On: "messages(chat_id, id)"}},
+		},
+	},
+	FTS: []FTS{
+		{Name: "messages_fts", Table: "messages", RowID: "id", Columns: []string{"content"},
+			When: "status != 'streaming'", Options: "tokenize='unicode61 remove_diacritics 2'"},
+		{Name: "chats_fts", Table: "chats", RowID: "id", Columns: []string{"title"},
+			Options: "tokenize='unicode61 remove_diacritics 2'"},
 	},
 }

@@ -1,0 +1,22 @@
+// Package ids holds the typed identifiers that facade methods take. Typing
+// them (rather than passing int64) is what lets the authorization tests find
+// every method that takes an id and try it with another user's.
+package ids
+
+// UserID identifies a user.
+type UserID int64
+
+// ConnectionID identifies an endpoint connection.
+type ConnectionID int64
+
+// ModelID identifies a model row (not the upstream model name).
+type ModelID int64
+
+// FolderID identifies a chat folder.
+type FolderID int64
+
+// ChatID identifies a chat.
+type ChatID int64
+
+// MessageID identifies one message in a chat.
+type MessageID int64
