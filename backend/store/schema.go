@@ -96,6 +96,11 @@ var Current = Schema{
 				{Name: "missing", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				// context_length_override is the admin's context length (0:
+				// none). context_length keeps what the endpoint reports, so a
+				// refresh never overwrites the admin and clearing the override
+				// restores the endpoint's value without a refresh.
+				{Name: "context_length_override", Type: "INTEGER NOT NULL DEFAULT 0"},
 			},
 			Indexes: []Index{
 				{Name: "models_connection_upstream", On: "models(connection_id, upstream_id)", Unique: true},
@@ -133,7 +138,14 @@ var Current = Schema{
 				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "deleted_at", Type: "INTEGER"},
 			},
-			Indexes: []Index{{Name: "chats_user_updated", On: "chats(user_id, deleted_at, updated_at)"}},
+			Indexes: []Index{
+				{Name: "chats_user_updated", On: "chats(user_id, deleted_at, updated_at)"},
+				// Foreign keys are checked by searching the child column: without
+				// these, deleting a folder or a connection's models scans every
+				// chat once per deleted row.
+				{Name: "chats_folder", On: "chats(folder_id)"},
+				{Name: "chats_model", On: "chats(model_id)"},
+			},
 		},
 		{
 			// messages: one row per message, never a chat as one blob.
@@ -154,7 +166,13 @@ var Current = Schema{
 				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 			},
-			Indexes: []Index{{Name: "messages_chat", On: "messages(chat_id, id)"}},
+			Indexes: []Index{
+				{Name: "messages_chat", On: "messages(chat_id, id)"},
+				// parent_id's ON DELETE SET NULL searches children for every
+				// deleted message; without this, emptying the trash or rewinding
+				// a chat scans the whole table once per message.
+				{Name: "messages_parent", On: "messages(parent_id)"},
+			},
 		},
 	},
 	FTS: []FTS{

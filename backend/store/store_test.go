@@ -429,3 +429,20 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+func TestFTSUpdateTriggerWatchesOnlyItsColumns(t *testing.T) {
+	f := FTS{Name: "docs_fts", Table: "docs", RowID: "id", Columns: []string{"body"}, When: "status != 'streaming' AND kind = 'x'"}
+	if got := strings.Join(updateColumns(f), ","); got != "body,status,kind" {
+		t.Errorf("update columns %q", got)
+	}
+	ctx := context.Background()
+	db, dir := openTemp(t)
+	if _, err := db.Sync(ctx, withFTS(docsSchema), dir); err != nil {
+		t.Fatal(err)
+	}
+	var q string
+	db.Read().QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'docs_fts_au'`).Scan(&q)
+	if !strings.Contains(q, "AFTER UPDATE OF body, status ON") {
+		t.Errorf("trigger %s", q)
+	}
+}

@@ -371,8 +371,27 @@ func ftsTriggers(f FTS) map[string]string {
 	return map[string]string{
 		name("ai"): fmt.Sprintf("CREATE TRIGGER %s AFTER INSERT ON %s BEGIN %s END", quoteIdent(name("ai")), quoteIdent(f.Table), ins("new")),
 		name("ad"): fmt.Sprintf("CREATE TRIGGER %s AFTER DELETE ON %s BEGIN %s END", quoteIdent(name("ad")), quoteIdent(f.Table), del("old")),
-		name("au"): fmt.Sprintf("CREATE TRIGGER %s AFTER UPDATE ON %s BEGIN %s %s END", quoteIdent(name("au")), quoteIdent(f.Table), del("old"), ins("new")),
+		// Only changes to indexed or condition columns touch the index: a
+		// chat's updated_at moving must not re-index its title.
+		name("au"): fmt.Sprintf("CREATE TRIGGER %s AFTER UPDATE OF %s ON %s BEGIN %s %s END", quoteIdent(name("au")), strings.Join(updateColumns(f), ", "), quoteIdent(f.Table), del("old"), ins("new")),
 	}
+}
+
+// updateColumns are the columns whose change can alter the index: the
+// indexed ones and those the When condition reads.
+func updateColumns(f FTS) []string {
+	cols := append([]string(nil), f.Columns...)
+	marked := prefixColumns(f.When, f, "\x00")
+	for _, part := range strings.Split(marked, "\x00.")[1:] {
+		end := 0
+		for end < len(part) && (part[end] == '_' || part[end] >= 'a' && part[end] <= 'z' || part[end] >= 'A' && part[end] <= 'Z' || part[end] >= '0' && part[end] <= '9') {
+			end++
+		}
+		if c := part[:end]; c != "" && !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	return cols
 }
 
 func ftsFillSQL(f FTS) string {

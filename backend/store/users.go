@@ -79,3 +79,21 @@ func (db *DB) EnsureOwner(ctx context.Context, username, displayName string) (Us
 	})
 	return u, err
 }
+
+// UserIDs lists every user's id, for instance-wide housekeeping.
+func (db *DB) UserIDs(ctx context.Context) ([]int64, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id FROM users ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
