@@ -26,7 +26,9 @@ func (c *cli) runServe(ctx context.Context, cfg config.Config) error {
 		return &exitError{code: 2, err: fmt.Errorf("--addr %s: serving beyond this machine needs accounts, which this version does not have yet; use 127.0.0.1 or localhost", cfg.Addr)}
 	}
 	log := c.logger(cfg)
-	cr, err := openCore(ctx, cfg, coreOptions(core.Serve, log))
+	opt := coreOptions(core.Serve, log)
+	opt.SelfPort = addr.Port
+	cr, err := openCore(ctx, cfg, opt)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/generation"
+	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -27,12 +30,20 @@ type Deps struct {
 	OpenURL func(string) error
 	// SelfTest registers the Diag facade, used only by the desktop tests.
 	SelfTest bool
+
+	Chat   *chat.Service
+	Gen    *generation.Service
+	Render *render.Renderer
 }
 
 // RegisterAll registers every facade on d.
 func RegisterAll(d *Dispatcher, deps Deps) {
 	d.Register("App", &App{deps})
 	d.Register("Prefs", &Prefs{deps})
+	d.Register("Chats", &Chats{deps})
+	d.Register("Models", &Models{deps})
+	d.Register("Connections", &Connections{deps})
+	d.Register("Folders", &Folders{deps})
 	if deps.SelfTest {
 		d.Register("Diag", &Diag{deps})
 	}

@@ -18,12 +18,18 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/httpapi"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/store"
 )
@@ -48,6 +54,12 @@ type Options struct {
 	Keyring secrets.Keyring
 	// OpenURL opens links in the system browser (desktop only).
 	OpenURL func(string) error
+	// LLM and Generation tune the endpoint client and replies (tests
+	// shorten timeouts); zero values are the defaults.
+	LLM        llm.Options
+	Generation generation.Options
+	// SelfPort is our own port, never probed for local model servers.
+	SelfPort int
 }
 
 // Core is an open instance.
@@ -58,6 +70,9 @@ type Core struct {
 	Dispatcher *api.Dispatcher
 	Owner      store.User
 	Log        *slog.Logger
+	Render     *render.Renderer
+	Gen        *generation.Service
+	Chat       *chat.Service
 
 	opt    Options
 	lock   *store.Lock
@@ -66,6 +81,35 @@ type Core struct {
 
 	stopStreams     chan struct{}
 	stopStreamsOnce sync.Once
+
+	sweepCtx  context.Context
+	stopSweep context.CancelFunc
+}
+
+// TrashKeep is how long a deleted chat can be restored.
+const TrashKeep = 30 * 24 * time.Hour
+
+// sweepTrash empties chats trashed longer than TrashKeep ago, at start and
+// then every six hours.
+func (c *Core) sweepTrash(ctx context.Context) {
+	for {
+		users, err := c.DB.UserIDs(ctx)
+		if err == nil {
+			cutoff := time.Now().Add(-TrashKeep).UnixMilli()
+			for _, u := range users {
+				if n, err := c.DB.EmptyTrash(ctx, ids.UserID(u), cutoff); err != nil {
+					c.Log.Warn("empty trash", "user", u, "err", err)
+				} else if n > 0 {
+					c.Log.Info("emptied old trash", "user", u, "chats", n)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(6 * time.Hour):
+		}
+	}
 }
 
 // Open starts an instance on cfg.DataDir. It fails with store.ErrLocked when
@@ -122,6 +166,20 @@ func (c *Core) open(ctx context.Context) error {
 		c.Log.Error("encryption key unavailable", "err", c.keyErr)
 	}
 
+	// A reply that was streaming when the process ended is abandoned: say
+	// so, so that it can be continued or regenerated.
+	if n, err := db.InterruptStreaming(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		c.Log.Info("replies interrupted by the last shutdown", "count", n)
+	}
+	c.Render = render.New()
+	c.Gen = generation.New(db, c.Bus, c.Render, c.Log, c.opt.Generation)
+	c.Chat = chat.New(db, c.Gen, c.Bus, c.Secrets, c.Log, chat.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
+
+	c.sweepCtx, c.stopSweep = context.WithCancel(context.Background())
+	go c.sweepTrash(c.sweepCtx)
+
 	c.Dispatcher = api.NewDispatcher(c.Log)
 	api.RegisterAll(c.Dispatcher, api.Deps{
 		DB:        db,
@@ -133,6 +191,9 @@ func (c *Core) open(ctx context.Context) error {
 		KeySource: c.KeySource,
 		OpenURL:   c.opt.OpenURL,
 		SelfTest:  cfg.SelfTest,
+		Chat:      c.Chat,
+		Gen:       c.Gen,
+		Render:    c.Render,
 	})
 	return nil
 }
@@ -173,8 +234,10 @@ func (c *Core) Handler(desktop bool) (http.Handler, error) {
 		AllowedHosts: c.Config.AllowedHosts,
 		// Until accounts land, every caller is the owner; --serve refuses
 		// non-loopback addresses for exactly that reason.
-		Caller: func(*http.Request) (api.Caller, error) { return owner, nil },
-		Stop:   c.stopStreams,
+		Caller:    func(*http.Request) (api.Caller, error) { return owner, nil },
+		Stop:      c.stopStreams,
+		Generated: map[string]string{"css/highlight.css": render.ChromaCSS()},
+		Avatars:   api.AvatarStore{DB: c.DB},
 	})
 }
 
@@ -183,9 +246,18 @@ func (c *Core) StopStreams() {
 	c.stopStreamsOnce.Do(func() { close(c.stopStreams) })
 }
 
-// Close releases the database and the lock.
+// Close interrupts running replies (written as interrupted, so they can be
+// continued after a restart), then releases the database and the lock.
 func (c *Core) Close() error {
 	var errs []error
+	if c.stopSweep != nil {
+		c.stopSweep()
+	}
+	if c.Gen != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs = append(errs, c.Gen.Shutdown(ctx))
+		cancel()
+	}
 	if c.DB != nil {
 		errs = append(errs, c.DB.Close())
 	}

@@ -15,7 +15,10 @@ import (
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/frontend"
 )
@@ -51,25 +54,152 @@ func openTest(t *testing.T, opened *[]string) *Core {
 	return c
 }
 
-// facadeCalls says how to call every facade method and what it should
-// answer. The test fails when a method is registered without an entry here,
-// so a new method cannot go untested through both paths.
-var facadeCalls = map[string]struct {
-	args []any
+// world is what the facade calls need: a connection to a fake endpoint, a
+// model, a chat with a finished reply.
+type world struct {
+	c     *Core
+	llm   *fakellm.Server
+	conn  ids.ConnectionID
+	model ids.ModelID
+	chat  ids.ChatID
+	msg   ids.MessageID
+}
+
+func (w *world) idle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.c.Gen.Wait(ctx, w.chat); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *world) newChat(t *testing.T) ids.ChatID {
+	t.Helper()
+	turn, err := w.c.Chat.Send(context.Background(), ids.UserID(w.c.Owner.ID), chat.SendInput{ModelID: w.model, Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w.c.Gen.Wait(ctx, turn.Chat.ID)
+	return turn.Chat.ID
+}
+
+// facadeCall says how to call one facade method and what it should answer.
+// prep runs before each of the two calls (dispatcher, HTTP), so methods that
+// consume their target get a fresh one.
+type facadeCall struct {
+	name string
+	prep func(t *testing.T, w *world) []any
 	kind apperr.Kind // "" means success
-}{
-	"App.Info":      {nil, ""},
-	"App.OpenURL":   {[]any{"https://example.org/"}, ""},
-	"Prefs.Get":     {nil, ""},
-	"Prefs.Set":     {[]any{map[string]any{"theme": "shire"}}, ""},
-	"Diag.NilDeref": {nil, apperr.Internal},
-	"Diag.Emit":     {[]any{"selftest", map[string]int{"n": 1}}, ""},
-	"Diag.Report":   {[]any{"step", true, "detail"}, ""},
+}
+
+func noArgs(*testing.T, *world) []any { return nil }
+
+// facadeCalls lists every facade method. The test fails when a method is
+// registered without an entry here, so a new method cannot go untested
+// through both paths.
+var facadeCalls = []facadeCall{
+	{"App.Info", noArgs, ""},
+	{"App.OpenURL", func(*testing.T, *world) []any { return []any{"https://example.org/"} }, ""},
+	{"Prefs.Get", noArgs, ""},
+	{"Prefs.Set", func(*testing.T, *world) []any { return []any{map[string]any{"theme": "shire"}} }, ""},
+	{"Diag.NilDeref", noArgs, apperr.Internal},
+	{"Diag.Emit", func(*testing.T, *world) []any { return []any{"selftest", map[string]int{"n": 1}} }, ""},
+	{"Diag.Report", func(*testing.T, *world) []any { return []any{"step", true, "detail"} }, ""},
+	{"Connections.List", noArgs, ""},
+	{"Connections.Create", func(t *testing.T, w *world) []any {
+		return []any{map[string]any{"name": "second", "baseUrl": w.llm.URL()}}
+	}, ""},
+	{"Connections.Update", func(t *testing.T, w *world) []any {
+		return []any{w.conn, map[string]any{"name": "renamed", "baseUrl": w.llm.URL()}}
+	}, ""},
+	{"Connections.Test", func(t *testing.T, w *world) []any { return []any{w.conn} }, ""},
+	{"Connections.TestDraft", func(t *testing.T, w *world) []any { return []any{map[string]any{"baseUrl": w.llm.URL()}} }, ""},
+	{"Connections.RefreshModels", func(t *testing.T, w *world) []any { return []any{w.conn} }, ""},
+	{"Connections.Discover", noArgs, ""},
+	{"Models.List", func(*testing.T, *world) []any { return []any{map[string]any{}} }, ""},
+	{"Models.Picker", noArgs, ""},
+	{"Models.Update", func(t *testing.T, w *world) []any {
+		return []any{w.model, map[string]any{"description": "tiny", "capabilities": map[string]bool{"reasoning": true}}}
+	}, ""},
+	{"Models.Move", func(t *testing.T, w *world) []any { return []any{w.model, 0} }, ""},
+	{"Models.Efforts", noArgs, ""},
+	{"Folders.List", noArgs, ""},
+	{"Folders.Create", func(*testing.T, *world) []any { return []any{"Work"} }, ""},
+	{"Folders.Rename", func(t *testing.T, w *world) []any { return []any{mkFolder(t, w), "Home"} }, ""},
+	{"Folders.Move", func(t *testing.T, w *world) []any { return []any{mkFolder(t, w), 0} }, ""},
+	{"Folders.Delete", func(t *testing.T, w *world) []any { return []any{mkFolder(t, w)} }, ""},
+	{"Chats.List", noArgs, ""},
+	{"Chats.Get", func(t *testing.T, w *world) []any { return []any{w.chat} }, ""},
+	{"Chats.Messages", func(t *testing.T, w *world) []any { return []any{w.chat, 0, 20} }, ""},
+	{"Chats.Send", func(t *testing.T, w *world) []any {
+		w.idle(t)
+		return []any{map[string]any{"chatId": w.chat, "content": "more"}}
+	}, ""},
+	{"Chats.Stop", func(t *testing.T, w *world) []any { return []any{w.chat} }, ""},
+	{"Chats.Regenerate", func(t *testing.T, w *world) []any { w.idle(t); return []any{w.chat} }, ""},
+	{"Chats.Continue", func(t *testing.T, w *world) []any { w.idle(t); return []any{w.chat} }, apperr.Conflict},
+	{"Chats.Edit", func(t *testing.T, w *world) []any {
+		w.idle(t)
+		msgs, _, _ := w.c.DB.MessagesPage(context.Background(), ids.UserID(w.c.Owner.ID), w.chat, 0, 100)
+		return []any{msgs[0].ID, "edited"}
+	}, ""},
+	{"Chats.Update", func(t *testing.T, w *world) []any {
+		return []any{w.chat, map[string]any{"title": "Named", "pinned": true}}
+	}, ""},
+	{"Chats.SaveDraft", func(t *testing.T, w *world) []any { return []any{w.chat, "draft"} }, ""},
+	{"Chats.MarkRead", func(t *testing.T, w *world) []any { return []any{w.chat} }, ""},
+	{"Chats.Search", func(*testing.T, *world) []any { return []any{"hello"} }, ""},
+	{"Chats.Live", func(t *testing.T, w *world) []any { return []any{w.chat} }, ""},
+	{"Chats.Trash", func(t *testing.T, w *world) []any { return []any{w.newChat(t)} }, ""},
+	{"Chats.Restore", func(t *testing.T, w *world) []any {
+		id := w.newChat(t)
+		w.c.DB.TrashChat(context.Background(), ids.UserID(w.c.Owner.ID), id)
+		return []any{id}
+	}, ""},
+	{"Chats.ListTrash", noArgs, ""},
+	{"Chats.EmptyTrash", noArgs, ""},
+	{"Connections.Delete", func(t *testing.T, w *world) []any {
+		v, err := w.c.Chat.CreateConnection(context.Background(), store.Actor{User: ids.UserID(w.c.Owner.ID), Admin: true},
+			chat.ConnectionInput{Name: "doomed", BaseURL: w.llm.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []any{v.ID}
+	}, ""},
+}
+
+func mkFolder(t *testing.T, w *world) ids.FolderID {
+	f, err := w.c.DB.CreateFolder(context.Background(), ids.UserID(w.c.Owner.ID), "tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.ID
+}
+
+func newWorld(t *testing.T) *world {
+	var opened []string
+	c := openTest(t, &opened)
+	w := &world{c: c, llm: fakellm.New(t)}
+	v, err := c.Chat.CreateConnection(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
+		chat.ConnectionInput{Name: "fake", BaseURL: w.llm.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.conn = v.ID
+	models, _, _ := c.DB.ListModels(context.Background(), ids.UserID(c.Owner.ID), store.ModelFilter{})
+	if len(models) == 0 {
+		t.Fatalf("no models: %+v", v)
+	}
+	w.model = models[0].ID
+	w.chat = w.newChat(t)
+	return w
 }
 
 func TestEveryFacadeMethodOverBothPaths(t *testing.T) {
-	var opened []string
-	c := openTest(t, &opened)
+	w := newWorld(t)
+	c := w.c
 	h, err := c.Handler(false)
 	if err != nil {
 		t.Fatal(err)
@@ -77,56 +207,58 @@ func TestEveryFacadeMethodOverBothPaths(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
+	listed := map[string]bool{}
+	for _, fc := range facadeCalls {
+		listed[fc.name] = true
+	}
 	for _, m := range c.Dispatcher.Methods() {
-		tc, ok := facadeCalls[m.Name]
-		if !ok {
+		if !listed[m.Name] {
 			t.Errorf("%s has no entry in facadeCalls: add one", m.Name)
+		}
+	}
+	registered := map[string]bool{}
+	for _, m := range c.Dispatcher.Methods() {
+		registered[m.Name] = true
+	}
+	for _, fc := range facadeCalls {
+		if !registered[fc.name] {
+			t.Errorf("facadeCalls lists %s, which is not registered", fc.name)
 			continue
 		}
-		args, _ := json.Marshal(tc.args)
-		if tc.args == nil {
-			args = []byte("[]")
-		}
-		t.Run(m.Name, func(t *testing.T) {
+		t.Run(fc.name, func(t *testing.T) {
+			encode := func() []byte {
+				args := fc.prep(t, w)
+				if args == nil {
+					return []byte("[]")
+				}
+				b, _ := json.Marshal(args)
+				return b
+			}
 			// The path the desktop bridge takes: straight into the dispatcher.
-			res := c.Dispatcher.Call(context.Background(), c.OwnerCaller(), m.Name, args)
-			if tc.kind == "" && res.Error != nil {
+			res := c.Dispatcher.Call(context.Background(), c.OwnerCaller(), fc.name, encode())
+			if fc.kind == "" && res.Error != nil {
 				t.Fatalf("dispatcher: %+v", res.Error)
 			}
-			if tc.kind != "" && (res.Error == nil || res.Error.Kind != tc.kind) {
-				t.Fatalf("dispatcher: %+v, want kind %s", res, tc.kind)
+			if fc.kind != "" && (res.Error == nil || res.Error.Kind != fc.kind) {
+				t.Fatalf("dispatcher: %+v, want kind %s", res, fc.kind)
 			}
 			// Over HTTP.
-			resp, err := http.Post(srv.URL+"/api/"+m.Name, "application/json", strings.NewReader(string(args)))
+			resp, err := http.Post(srv.URL+"/api/"+fc.name, "application/json", strings.NewReader(string(encode())))
 			if err != nil {
 				t.Fatal(err)
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			wantStatus := http.StatusOK
-			if tc.kind != "" {
-				wantStatus = apperr.HTTPStatus(tc.kind)
+			if fc.kind != "" {
+				wantStatus = apperr.HTTPStatus(fc.kind)
 			}
 			if resp.StatusCode != wantStatus {
 				t.Fatalf("HTTP %d %s, want %d", resp.StatusCode, body, wantStatus)
 			}
-			if tc.kind == "" && res.Error == nil && m.Name != "App.Info" && string(body) != string(res.Result) {
-				t.Errorf("HTTP answered %s, dispatcher %s", body, res.Result)
-			}
 		})
 	}
-	for name := range facadeCalls {
-		found := false
-		for _, m := range c.Dispatcher.Methods() {
-			found = found || m.Name == name
-		}
-		if !found {
-			t.Errorf("facadeCalls lists %s, which is not registered", name)
-		}
-	}
-	if len(opened) != 2 || opened[0] != "https://example.org/" {
-		t.Errorf("opener called with %v", opened)
-	}
+	w.idle(t)
 }
 
 func TestInfoDescribesInstance(t *testing.T) {
@@ -257,5 +389,34 @@ func BenchmarkHTTPCall(b *testing.B) {
 		if resp.StatusCode != 200 {
 			b.Fatal(resp.Status)
 		}
+	}
+}
+
+func TestTrashRestoreAndEmpty(t *testing.T) {
+	w := newWorld(t)
+	call := func(method string, args ...any) api.Result {
+		b, _ := json.Marshal(args)
+		if args == nil {
+			b = []byte("[]")
+		}
+		return w.c.Dispatcher.Call(context.Background(), w.c.OwnerCaller(), method, b)
+	}
+	if r := call("Chats.Trash", w.chat); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if r := call("Chats.List"); string(r.Result) != "[]" {
+		t.Errorf("trashed chat still listed: %s", r.Result)
+	}
+	if r := call("Chats.Restore", w.chat); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if r := call("Chats.Trash", w.chat); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if r := call("Chats.EmptyTrash"); string(r.Result) != "1" {
+		t.Errorf("EmptyTrash = %s %+v, want 1", r.Result, r.Error)
+	}
+	if r := call("Chats.Get", w.chat); r.Error == nil || r.Error.Kind != apperr.NotFound {
+		t.Errorf("emptied chat still there: %+v", r)
 	}
 }

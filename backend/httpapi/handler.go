@@ -7,6 +7,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -53,6 +54,19 @@ type Options struct {
 	// Stop, when closed, ends every event stream, so that a graceful
 	// shutdown does not wait on followers that never hang up.
 	Stop <-chan struct{}
+	// Generated are files made by Go rather than stored in Files (the
+	// syntax-highlighting stylesheet), by path without the leading slash.
+	Generated map[string]string
+	// Avatars serves and stores model avatars; nil disables the routes.
+	Avatars Avatars
+}
+
+// Avatars is the model-avatar store as the HTTP routes need it. caller is
+// the resolved caller; implementations check access.
+type Avatars interface {
+	Avatar(ctx context.Context, caller api.Caller, id int64) (data []byte, contentType string, err error)
+	SetAvatar(ctx context.Context, caller api.Caller, id int64, data []byte) error
+	DeleteAvatar(ctx context.Context, caller api.Caller, id int64) error
 }
 
 type handler struct {
@@ -77,6 +91,11 @@ func New(opt Options) (http.Handler, error) {
 		return nil, err
 	}
 	h.mux.HandleFunc("POST /api/{method}", h.call)
+	if opt.Avatars != nil {
+		h.mux.HandleFunc("GET /api/models/{id}/avatar", h.getAvatar)
+		h.mux.HandleFunc("POST /api/models/{id}/avatar", h.setAvatar)
+		h.mux.HandleFunc("DELETE /api/models/{id}/avatar", h.deleteAvatar)
+	}
 	h.mux.HandleFunc("GET /api/events", h.events)
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apperr.New(apperr.NotFound, "no such API route: %s %s", r.Method, r.URL.Path))
@@ -196,6 +215,10 @@ var transportMeta = []byte(`<meta name="lembas-transport" content="http">`)
 
 func (h *handler) loadStatic() error {
 	h.static = map[string]staticFile{}
+	for p, body := range h.opt.Generated {
+		sum := sha256.Sum256([]byte(body))
+		h.static["/"+p] = staticFile{body: []byte(body), etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: contentType(p)}
+	}
 	return fs.WalkDir(h.opt.Files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") {
 			return err

@@ -1,0 +1,523 @@
+// Package chat is the chat service: it turns a user's turn into a request
+// for the right endpoint (model, connection, system prompt and parameters
+// with chat > model > instance precedence), starts the reply in the
+// generation service, and handles regenerate, continue and edit-rewind. It
+// also manages connections (with their encrypted secrets) and model
+// discovery.
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/generation"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/secrets"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// Service is the chat service.
+type Service struct {
+	db   *store.DB
+	gen  *generation.Service
+	bus  events.Publisher
+	keys func() (*secrets.Keeper, error)
+	log  *slog.Logger
+	// LLMOptions are used for every client (tests shorten the timeouts).
+	llmOpt llm.Options
+	// SelfPort is our own --serve port, never probed for local servers.
+	selfPort int
+
+	mu      sync.Mutex
+	clients map[ids.ConnectionID]cachedClient
+}
+
+type cachedClient struct {
+	updatedAt int64
+	client    *llm.Client
+}
+
+// Options configure a Service.
+type Options struct {
+	LLM      llm.Options
+	SelfPort int
+}
+
+// New returns the service.
+func New(db *store.DB, gen *generation.Service, bus events.Publisher, keys func() (*secrets.Keeper, error), log *slog.Logger, opt Options) *Service {
+	return &Service{db: db, gen: gen, bus: bus, keys: keys, log: log, llmOpt: opt.LLM, selfPort: opt.SelfPort,
+		clients: map[ids.ConnectionID]cachedClient{}}
+}
+
+// ChatEvent is published on topic "chat" when a chat changes.
+type ChatEvent struct {
+	ChatID ids.ChatID `json:"chatId"`
+	Change string     `json:"change"`
+}
+
+// Notify tells the user's followers that a chat changed.
+func (s *Service) Notify(user ids.UserID, chat ids.ChatID, change string) {
+	s.bus.Publish(events.Event{Topic: "chat", UserID: int64(user), Data: ChatEvent{ChatID: chat, Change: change}})
+}
+
+// MaxMessage bounds one user turn (1 MiB of text is far beyond any context).
+const MaxMessage = 1 << 20
+
+// SendInput is a user's turn. ChatID 0 starts a new chat.
+type SendInput struct {
+	ChatID  ids.ChatID  `json:"chatId,omitempty"`
+	ModelID ids.ModelID `json:"modelId,omitempty"`
+	Content string      `json:"content"`
+}
+
+// Turn is what Send and Edit return.
+type Turn struct {
+	Chat      store.Chat
+	User      store.Message
+	Assistant store.Message
+}
+
+func checkContent(content string) (string, error) {
+	if !utf8.ValidString(content) {
+		return "", apperr.New(apperr.Invalid, "the message is not valid text")
+	}
+	if strings.TrimSpace(content) == "" {
+		return "", apperr.New(apperr.Invalid, "the message is empty")
+	}
+	if len(content) > MaxMessage {
+		return "", apperr.New(apperr.Invalid, "the message is too long (%d KiB; the limit is %d KiB)", len(content)>>10, MaxMessage>>10)
+	}
+	return content, nil
+}
+
+// Send adds the user's turn (creating the chat on its first message) and
+// starts the reply.
+func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn, error) {
+	content, err := checkContent(in.Content)
+	if err != nil {
+		return Turn{}, err
+	}
+	var chat store.Chat
+	var userMsg store.Message
+	if in.ChatID == 0 {
+		if in.ModelID == 0 {
+			return Turn{}, apperr.New(apperr.Invalid, "choose a model for the new chat")
+		}
+		if _, err := s.usableModel(ctx, user, in.ModelID); err != nil {
+			return Turn{}, err
+		}
+		mid := in.ModelID
+		chat, userMsg, err = s.db.CreateChat(ctx, user, store.NewChat{ModelID: &mid},
+			store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal})
+		if err != nil {
+			return Turn{}, storeErr(err, "chat")
+		}
+		// A provisional title at once; the model's title replaces it later.
+		if _, err := s.db.SetAutoTitle(ctx, user, chat.ID, provisionalTitle(content)); err != nil {
+			s.log.Warn("provisional title", "chat", chat.ID, "err", err)
+		}
+		s.Notify(user, chat.ID, "created")
+	} else {
+		if chat, err = s.db.ChatByID(ctx, user, in.ChatID); err != nil {
+			return Turn{}, storeErr(err, "chat")
+		}
+		if chat.DeletedAt != nil {
+			return Turn{}, apperr.New(apperr.Conflict, "this chat is in the trash; restore it first")
+		}
+		if s.gen.Running(chat.ID) {
+			return Turn{}, apperr.New(apperr.Conflict, "a reply is still being written; stop it or wait")
+		}
+		if in.ModelID != 0 && (chat.ModelID == nil || *chat.ModelID != in.ModelID) {
+			if _, err := s.usableModel(ctx, user, in.ModelID); err != nil {
+				return Turn{}, err
+			}
+			if chat, err = s.db.UpdateChat(ctx, user, chat.ID, store.ChatPatch{Model: store.Some(in.ModelID)}); err != nil {
+				return Turn{}, storeErr(err, "chat")
+			}
+		}
+		if userMsg, err = s.db.AddMessage(ctx, user, chat.ID, store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal}); err != nil {
+			return Turn{}, storeErr(err, "chat")
+		}
+		draft := ""
+		s.db.UpdateChat(ctx, user, chat.ID, store.ChatPatch{Draft: &draft})
+	}
+	asst, err := s.startReply(ctx, user, chat.ID, nil)
+	if err != nil {
+		return Turn{}, err
+	}
+	if chat, err = s.db.ChatByID(ctx, user, chat.ID); err != nil {
+		return Turn{}, storeErr(err, "chat")
+	}
+	return Turn{Chat: chat, User: userMsg, Assistant: asst}, nil
+}
+
+// Regenerate replaces the chat's last reply with a new one.
+func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
+	path, err := s.idlePath(ctx, user, chatID)
+	if err != nil {
+		return store.Message{}, err
+	}
+	last := len(path) - 1
+	for last >= 0 && path[last].Role == store.RoleAssistant {
+		last--
+	}
+	if last < 0 {
+		return store.Message{}, apperr.New(apperr.Conflict, "there is no turn to answer again")
+	}
+	if _, err := s.db.DeleteMessagesAfter(ctx, user, chatID, path[last].ID); err != nil {
+		return store.Message{}, storeErr(err, "chat")
+	}
+	return s.startReply(ctx, user, chatID, nil)
+}
+
+// Continue extends the last reply (cut by the length limit, stopped, or
+// interrupted by a restart) from where it ended.
+func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
+	path, err := s.idlePath(ctx, user, chatID)
+	if err != nil {
+		return store.Message{}, err
+	}
+	if len(path) == 0 || path[len(path)-1].Role != store.RoleAssistant {
+		return store.Message{}, apperr.New(apperr.Conflict, "the last message is not a reply that can be continued")
+	}
+	last := path[len(path)-1]
+	switch last.Status {
+	case store.StatusLength, store.StatusInterrupted, store.StatusStopped:
+	default:
+		return store.Message{}, apperr.New(apperr.Conflict, "only a reply that was cut off, stopped or interrupted can be continued")
+	}
+	return s.startReply(ctx, user, chatID, &last)
+}
+
+// Edit changes a user turn and rewinds: every later message is deleted and
+// a new reply starts.
+func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID, content string) (Turn, error) {
+	content, err := checkContent(content)
+	if err != nil {
+		return Turn{}, err
+	}
+	m, err := s.db.MessageByID(ctx, user, msgID)
+	if err != nil {
+		return Turn{}, storeErr(err, "message")
+	}
+	if m.Role != store.RoleUser {
+		return Turn{}, apperr.New(apperr.Invalid, "only your own turns can be edited")
+	}
+	if s.gen.Running(m.ChatID) {
+		return Turn{}, apperr.New(apperr.Conflict, "a reply is still being written; stop it first")
+	}
+	if _, err := s.db.DeleteMessagesAfter(ctx, user, m.ChatID, m.ID); err != nil {
+		return Turn{}, storeErr(err, "chat")
+	}
+	um, err := s.db.UpdateMessageContent(ctx, user, m.ID, content)
+	if err != nil {
+		return Turn{}, storeErr(err, "message")
+	}
+	asst, err := s.startReply(ctx, user, m.ChatID, nil)
+	if err != nil {
+		return Turn{}, err
+	}
+	chat, err := s.db.ChatByID(ctx, user, m.ChatID)
+	if err != nil {
+		return Turn{}, storeErr(err, "chat")
+	}
+	return Turn{Chat: chat, User: um, Assistant: asst}, nil
+}
+
+// Stop stops the chat's running reply.
+func (s *Service) Stop(ctx context.Context, user ids.UserID, chatID ids.ChatID) error {
+	if _, err := s.db.ChatByID(ctx, user, chatID); err != nil {
+		return storeErr(err, "chat")
+	}
+	s.gen.Stop(user, chatID)
+	return nil
+}
+
+func (s *Service) idlePath(ctx context.Context, user ids.UserID, chatID ids.ChatID) ([]store.Message, error) {
+	if _, err := s.db.ChatByID(ctx, user, chatID); err != nil {
+		return nil, storeErr(err, "chat")
+	}
+	if s.gen.Running(chatID) {
+		return nil, apperr.New(apperr.Conflict, "a reply is still being written; stop it first")
+	}
+	path, err := s.db.ChatPath(ctx, user, chatID)
+	if err != nil {
+		return nil, storeErr(err, "chat")
+	}
+	return path, nil
+}
+
+// usableModel returns a model the user may chat with.
+func (s *Service) usableModel(ctx context.Context, user ids.UserID, id ids.ModelID) (store.Model, error) {
+	m, err := s.db.ModelByID(ctx, user, id)
+	if err != nil {
+		return store.Model{}, storeErr(err, "model")
+	}
+	if !m.Enabled {
+		return store.Model{}, apperr.New(apperr.Conflict, "the model %s is disabled; choose another", modelName(m))
+	}
+	return m, nil
+}
+
+func modelName(m store.Model) string {
+	if m.DisplayName != "" {
+		return m.DisplayName
+	}
+	return m.UpstreamID
+}
+
+// startReply builds the request from the chat's path and starts the reply.
+// With cont set, the reply continues that existing message; otherwise a new
+// assistant message is added.
+func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.ChatID, cont *store.Message) (store.Message, error) {
+	chat, err := s.db.ChatByID(ctx, user, chatID)
+	if err != nil {
+		return store.Message{}, storeErr(err, "chat")
+	}
+	if chat.ModelID == nil {
+		return store.Message{}, apperr.New(apperr.Conflict, "this chat has no model (it was removed); choose one")
+	}
+	model, err := s.usableModel(ctx, user, *chat.ModelID)
+	if err != nil {
+		return store.Message{}, err
+	}
+	client, conn, err := s.Client(ctx, user, model.ConnectionID)
+	if err != nil {
+		return store.Message{}, err
+	}
+	if !conn.Enabled {
+		return store.Message{}, apperr.New(apperr.Conflict, "the connection %q is disabled", conn.Name)
+	}
+	path, err := s.db.ChatPath(ctx, user, chatID)
+	if err != nil {
+		return store.Message{}, storeErr(err, "chat")
+	}
+	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
+	if err != nil {
+		return store.Message{}, err
+	}
+	req := buildRequest(chat, model, instancePrompt, path, cont)
+
+	var asst store.Message
+	if cont != nil {
+		if asst, err = s.db.ReopenMessage(ctx, user, cont.ID); err != nil {
+			return store.Message{}, storeErr(err, "message")
+		}
+	} else {
+		asst, err = s.db.AddMessage(ctx, user, chatID, store.Message{Role: store.RoleAssistant, Status: store.StatusStreaming, ModelLabel: modelName(model)})
+		if err != nil {
+			return store.Message{}, storeErr(err, "chat")
+		}
+	}
+	job := generation.Job{
+		User: user, Chat: chatID, Message: asst.ID, Client: client, Request: req,
+		ContextLength: int(model.ContextLength),
+		Done: func(ctx context.Context, out generation.Outcome) {
+			s.replyDone(ctx, out, client, model, conn)
+		},
+	}
+	if cont != nil {
+		job.Prefix, job.PrefixReason = cont.Content, cont.Reasoning
+	}
+	if err := s.gen.Start(job); err != nil {
+		// The row would otherwise stay "streaming" until the next restart.
+		s.db.Checkpoint(ctx, []store.MessageUpdate{{ID: asst.ID, Content: asst.Content, Reasoning: asst.Reasoning,
+			Status: store.StatusError, Error: "The reply could not start."}})
+		return store.Message{}, err
+	}
+	s.Notify(user, chatID, "updated")
+	return asst, nil
+}
+
+// buildRequest assembles the messages (reasoning is never replayed) and the
+// parameters with chat > model > instance precedence.
+func buildRequest(chat store.Chat, model store.Model, instancePrompt string, path []store.Message, cont *store.Message) llm.ChatRequest {
+	req := llm.ChatRequest{Model: model.UpstreamID, Params: map[string]any{}}
+	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
+	if strings.TrimSpace(system) != "" {
+		req.Messages = append(req.Messages, llm.Message{Role: "system", Content: system})
+	}
+	for _, m := range path {
+		if m.Role != store.RoleUser && m.Role != store.RoleAssistant {
+			continue
+		}
+		if m.Role == store.RoleAssistant && m.Status == store.StatusStreaming {
+			continue
+		}
+		if m.Role == store.RoleAssistant && m.Content == "" {
+			continue // a failed reply with nothing in it is no context
+		}
+		req.Messages = append(req.Messages, llm.Message{Role: string(m.Role), Content: m.Content})
+	}
+	if cont != nil {
+		// The model sees its own unfinished reply as the last assistant
+		// turn, plus a nudge: most chat templates cannot resume a turn.
+		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: "Continue exactly where your last reply stopped, without repeating anything."})
+	}
+	p := mergeParams(chat.Params, model.Params)
+	if p.Temperature != nil {
+		req.Params["temperature"] = *p.Temperature
+	}
+	if p.TopP != nil {
+		req.Params["top_p"] = *p.TopP
+	}
+	if p.TopK != nil {
+		req.Params["top_k"] = *p.TopK
+	}
+	if p.MinP != nil {
+		req.Params["min_p"] = *p.MinP
+	}
+	if p.MaxTokens != nil {
+		req.Params["max_tokens"] = *p.MaxTokens
+	}
+	if p.PresencePenalty != nil {
+		req.Params["presence_penalty"] = *p.PresencePenalty
+	}
+	if p.FrequencyPenalty != nil {
+		req.Params["frequency_penalty"] = *p.FrequencyPenalty
+	}
+	if p.Seed != nil {
+		req.Params["seed"] = *p.Seed
+	}
+	if p.ReasoningEffort != nil {
+		req.ReasoningEffort = *p.ReasoningEffort
+	}
+	return req
+}
+
+// mergeParams takes each field from the chat, else the model.
+func mergeParams(chat, model store.Params) store.Params {
+	out := model
+	if chat.Temperature != nil {
+		out.Temperature = chat.Temperature
+	}
+	if chat.TopP != nil {
+		out.TopP = chat.TopP
+	}
+	if chat.TopK != nil {
+		out.TopK = chat.TopK
+	}
+	if chat.MinP != nil {
+		out.MinP = chat.MinP
+	}
+	if chat.MaxTokens != nil {
+		out.MaxTokens = chat.MaxTokens
+	}
+	if chat.PresencePenalty != nil {
+		out.PresencePenalty = chat.PresencePenalty
+	}
+	if chat.FrequencyPenalty != nil {
+		out.FrequencyPenalty = chat.FrequencyPenalty
+	}
+	if chat.Seed != nil {
+		out.Seed = chat.Seed
+	}
+	if chat.ReasoningEffort != nil {
+		out.ReasoningEffort = chat.ReasoningEffort
+	}
+	if out.ReasoningEffort != nil && *out.ReasoningEffort == "" {
+		out.ReasoningEffort = nil
+	}
+	return out
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// replyDone runs after a reply's final row is written.
+func (s *Service) replyDone(ctx context.Context, out generation.Outcome, client *llm.Client, model store.Model, conn store.Connection) {
+	if out.StreamOptionsRejected && !conn.NoStreamOptions {
+		if err := s.db.SetConnectionStatus(ctx, conn.ID, "", conn.ModelsRefreshedAt, true); err != nil {
+			s.log.Warn("remember stream_options refusal", "connection", conn.ID, "err", err)
+		}
+		s.forgetClient(conn.ID)
+	}
+	if err := s.db.MarkUnread(ctx, out.User, out.Chat); err != nil {
+		s.log.Warn("mark unread", "chat", out.Chat, "err", err)
+	}
+	s.Notify(out.User, out.Chat, "unread")
+	if out.Status == store.StatusFinal {
+		go s.autoTitle(out.User, out.Chat, client, model)
+	}
+}
+
+// autoTitle asks the model for a short title after the first reply, if the
+// title is still automatic. Failure keeps the provisional title.
+func (s *Service) autoTitle(user ids.UserID, chatID ids.ChatID, client *llm.Client, model store.Model) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	chat, err := s.db.ChatByID(ctx, user, chatID)
+	if err != nil || !chat.TitleAuto {
+		return
+	}
+	path, err := s.db.ChatPath(ctx, user, chatID)
+	if err != nil || len(path) != 2 {
+		return // only after the first exchange
+	}
+	req := llm.ChatRequest{Model: model.UpstreamID, Params: map[string]any{"max_tokens": 24, "temperature": 0.2},
+		Messages: []llm.Message{
+			{Role: "system", Content: "You write titles. Answer with a title of at most six words for the conversation below, in its language, with no quotes and no punctuation at the end."},
+			{Role: "user", Content: truncate(path[0].Content, 2000) + "\n\n---\n\n" + truncate(path[1].Content, 1000)},
+		}}
+	title, err := client.Complete(ctx, req)
+	if err != nil {
+		s.log.Debug("automatic title failed; keeping the provisional one", "chat", chatID, "err", err)
+		return
+	}
+	title = cleanTitle(title)
+	if title == "" {
+		return
+	}
+	if ok, err := s.db.SetAutoTitle(ctx, user, chatID, title); err == nil && ok {
+		s.Notify(user, chatID, "updated")
+	}
+}
+
+func cleanTitle(t string) string {
+	t = strings.TrimSpace(strings.SplitN(strings.TrimSpace(t), "\n", 2)[0])
+	t = strings.Trim(t, "\"'`*#. ")
+	return truncate(t, 80)
+}
+
+// provisionalTitle is the start of the first message, on one line.
+func provisionalTitle(content string) string {
+	return truncate(strings.Join(strings.Fields(content), " "), 60)
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// storeErr maps store errors to application errors.
+func storeErr(err error, what string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return apperr.Wrap(apperr.NotFound, err, "%s not found", what)
+	case errors.Is(err, store.ErrForbidden):
+		return apperr.Wrap(apperr.Forbidden, err, "you may not change this %s", what)
+	}
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

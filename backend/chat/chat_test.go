@@ -1,0 +1,486 @@
+package chat_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llembas/lembas/backend/chat"
+	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/core"
+	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/backend/generation"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/frontend"
+)
+
+type env struct {
+	t      *testing.T
+	c      *core.Core
+	llm    *fakellm.Server
+	user   ids.UserID
+	model  ids.ModelID
+	conn   ids.ConnectionID
+	frames *frameLog
+}
+
+type frameLog struct {
+	mu     sync.Mutex
+	frames []generation.Frame
+}
+
+func (f *frameLog) all() []generation.Frame {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]generation.Frame(nil), f.frames...)
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
+	cfg.DataDir = t.TempDir()
+	cfg.NoKeychain = true
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := core.Open(context.Background(), cfg, core.Options{Mode: core.Serve, Files: frontend.FS(),
+		Log:        slog.New(slog.DiscardHandler),
+		LLM:        llm.Options{FirstTokenTimeout: 3 * time.Second, StallTimeout: 2 * time.Second},
+		Generation: generation.Options{FrameEvery: 5 * time.Millisecond, CheckpointEvery: 20 * time.Millisecond, KeepFinished: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e := &env{t: t, c: c, llm: fakellm.New(t), user: ids.UserID(c.Owner.ID), frames: &frameLog{}}
+	sub := c.Bus.Subscribe(int64(e.user), 1<<16)
+	t.Cleanup(sub.Close)
+	go func() {
+		for ev := range sub.C() {
+			if f, ok := ev.Data.(generation.Frame); ok {
+				e.frames.mu.Lock()
+				e.frames.frames = append(e.frames.frames, f)
+				e.frames.mu.Unlock()
+			}
+		}
+	}()
+	key := "sk-test-secret-1234"
+	view, err := c.Chat.CreateConnection(context.Background(), store.Actor{User: e.user, Admin: true},
+		chat.ConnectionInput{Name: "fake", BaseURL: e.llm.URL(), APIKey: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.LastError != "" || view.ModelCount != 1 {
+		t.Fatalf("connection %+v", view)
+	}
+	if strings.Contains(view.APIKey, "secret") {
+		t.Fatalf("key not masked: %q", view.APIKey)
+	}
+	e.conn = view.ID
+	models, _, err := c.DB.ListModels(context.Background(), e.user, store.ModelFilter{})
+	if err != nil || len(models) != 1 {
+		t.Fatalf("models %v %v", models, err)
+	}
+	e.model = models[0].ID
+	return e
+}
+
+func (e *env) wait(chat ids.ChatID) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.c.Gen.Wait(ctx, chat); err != nil {
+		e.t.Fatalf("reply did not finish: %v", err)
+	}
+}
+
+func (e *env) last(chat ids.ChatID) store.Message {
+	e.t.Helper()
+	msgs, _, err := e.c.DB.MessagesPage(context.Background(), e.user, chat, 0, 100)
+	if err != nil || len(msgs) == 0 {
+		e.t.Fatalf("messages: %v %v", msgs, err)
+	}
+	return msgs[len(msgs)-1]
+}
+
+func (e *env) send(chatID ids.ChatID, text string) chat.Turn {
+	e.t.Helper()
+	turn, err := e.c.Chat.Send(context.Background(), e.user, chat.SendInput{ChatID: chatID, ModelID: e.model, Content: text})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return turn
+}
+
+func TestSendStreamsAndStoresTheReply(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.NewStream().Reasoning("Thinking ", "hard.").Content("Hello", ", **Frodo**!").Usage(12, 5).Reply().Every(2 * time.Millisecond))
+	turn := e.send(0, "Hi there")
+	if turn.Chat.ID == 0 || turn.Assistant.Status != store.StatusStreaming {
+		t.Fatalf("turn %+v", turn)
+	}
+	e.wait(turn.Chat.ID)
+	m := e.last(turn.Chat.ID)
+	if m.Content != "Hello, **Frodo**!" || m.Reasoning != "Thinking hard." || m.Status != store.StatusFinal {
+		t.Fatalf("stored %+v", m)
+	}
+	var metrics generation.Metrics
+	json.Unmarshal(m.Metrics, &metrics)
+	if metrics.Estimated || metrics.CompletionTokens == nil || *metrics.CompletionTokens != 5 {
+		t.Errorf("metrics %s", m.Metrics)
+	}
+	// The request carried the key and the user's turn, and no reasoning.
+	reqs := e.llm.Requests()
+	last := reqs[len(reqs)-1]
+	if got := last.Header.Get("Authorization"); got != "Bearer sk-test-secret-1234" {
+		t.Errorf("Authorization %q", got)
+	}
+	if _, ok := last.JSON["reasoning_effort"]; ok {
+		t.Error("reasoning_effort sent without an effort set")
+	}
+	// Frames: streaming ones, then one final frame with the whole HTML.
+	frames := e.frames.all()
+	if len(frames) < 2 {
+		t.Fatalf("frames %+v", frames)
+	}
+	final := frames[len(frames)-1]
+	if final.Status != store.StatusFinal || !strings.Contains(final.Full, "<strong>Frodo</strong>") || !final.Reset {
+		t.Errorf("final frame %+v", final)
+	}
+	var reasoning string
+	for i, f := range frames {
+		if f.Seq != int64(i+1) {
+			t.Fatalf("frame %d has seq %d", i, f.Seq)
+		}
+		if f.ReasoningFrom != len(reasoning) {
+			t.Fatalf("frame %d reasoningFrom %d, have %d", i, f.ReasoningFrom, len(reasoning))
+		}
+		reasoning += f.Reasoning
+	}
+	if reasoning != "Thinking hard." {
+		t.Errorf("reasoning from frames %q", reasoning)
+	}
+
+	// Second turn: the history has the first exchange without reasoning.
+	e.llm.Enqueue(fakellm.Stream("Again."))
+	e.send(turn.Chat.ID, "And again")
+	e.wait(turn.Chat.ID)
+	reqs = e.llm.Requests()
+	body := string(reqs[len(reqs)-1].Body)
+	if strings.Contains(body, "Thinking") || !strings.Contains(body, "Hello, **Frodo**!") || !strings.Contains(body, "And again") {
+		t.Errorf("second request body %s", body)
+	}
+}
+
+func TestStopAbortsUpstreamAndKeepsText(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("partial ", "answer ", "more").StallAfter(3))
+	turn := e.send(0, "Tell me")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(e.liveText(turn.Chat.ID), "answer") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.c.Chat.Stop(context.Background(), e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	m := e.last(turn.Chat.ID)
+	if m.Status != store.StatusStopped || !strings.HasPrefix(m.Content, "partial answer") {
+		t.Fatalf("after stop: %+v", m)
+	}
+	// Continue a stopped reply.
+	e.llm.Enqueue(fakellm.Stream(" and the rest."))
+	if _, err := e.c.Chat.Continue(context.Background(), e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	if m := e.last(turn.Chat.ID); m.Content != "partial answer  and the rest." && !strings.HasSuffix(m.Content, "and the rest.") {
+		t.Errorf("continued: %q", m.Content)
+	}
+}
+
+func (e *env) liveText(chat ids.ChatID) string {
+	f, ok := e.c.Gen.Live(e.user, chat)
+	if !ok {
+		return ""
+	}
+	return f.Full + f.Tail
+}
+
+func TestFailuresKeepThePartialReplyAndSayWhy(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply fakellm.Reply
+		want  string
+	}{
+		{"401", fakellm.Status(http.StatusUnauthorized, ""), "key"},
+		{"429", fakellm.Status(http.StatusTooManyRequests, ""), "1"},
+		{"500", fakellm.Status(http.StatusInternalServerError, ""), "500"},
+		{"context", fakellm.Fixture("error-context-exceeded"), "context"},
+		{"reset", fakellm.Stream("kept ", "text ", "lost").ResetAfter(3), ""},
+		{"malformed", fakellm.Malformed(), ""},
+		{"in-stream error", fakellm.InStreamError("upstream exploded"), "upstream exploded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := setup(t)
+			e.llm.Enqueue(tt.reply)
+			turn := e.send(0, "Go")
+			e.wait(turn.Chat.ID)
+			m := e.last(turn.Chat.ID)
+			if m.Status != store.StatusError || m.Error == "" || !strings.Contains(strings.ToLower(m.Error), strings.ToLower(tt.want)) {
+				t.Fatalf("status %s error %q, want error mentioning %q", m.Status, m.Error, tt.want)
+			}
+			if tt.name == "reset" && !strings.HasPrefix(m.Content, "kept text") {
+				t.Errorf("partial reply lost: %q", m.Content)
+			}
+			// The app goes on: the next turn works.
+			e.llm.Enqueue(fakellm.Stream("fine"))
+			e.send(turn.Chat.ID, "again")
+			e.wait(turn.Chat.ID)
+			if m := e.last(turn.Chat.ID); m.Content != "fine" || m.Status != store.StatusFinal {
+				t.Errorf("next turn: %+v", m)
+			}
+		})
+	}
+}
+
+func TestLengthThenContinue(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.NewStream().Content("cut").Finish("length").Reply())
+	turn := e.send(0, "Long please")
+	e.wait(turn.Chat.ID)
+	if m := e.last(turn.Chat.ID); m.Status != store.StatusLength {
+		t.Fatalf("status %s", m.Status)
+	}
+	e.llm.Enqueue(fakellm.Stream(" off"))
+	if _, err := e.c.Chat.Continue(context.Background(), e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	if m := e.last(turn.Chat.ID); m.Content != "cut off" || m.Status != store.StatusFinal {
+		t.Errorf("after continue: %q %s", m.Content, m.Status)
+	}
+}
+
+func TestRegenerateAndEditRewind(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("one"))
+	turn := e.send(0, "first")
+	e.wait(turn.Chat.ID)
+	e.llm.Enqueue(fakellm.Stream("two"))
+	e.send(turn.Chat.ID, "second")
+	e.wait(turn.Chat.ID)
+
+	e.llm.Enqueue(fakellm.Stream("two again"))
+	if _, err := e.c.Chat.Regenerate(context.Background(), e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	msgs, _, _ := e.c.DB.MessagesPage(context.Background(), e.user, turn.Chat.ID, 0, 100)
+	if len(msgs) != 4 || msgs[3].Content != "two again" {
+		t.Fatalf("after regenerate: %d messages, last %q", len(msgs), msgs[len(msgs)-1].Content)
+	}
+
+	e.llm.Enqueue(fakellm.Stream("rewound"))
+	if _, err := e.c.Chat.Edit(context.Background(), e.user, msgs[0].ID, "first, edited"); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	msgs, _, _ = e.c.DB.MessagesPage(context.Background(), e.user, turn.Chat.ID, 0, 100)
+	if len(msgs) != 2 || msgs[0].Content != "first, edited" || msgs[1].Content != "rewound" {
+		t.Fatalf("after edit: %+v", msgs)
+	}
+	// Editing an assistant message is refused.
+	if _, err := e.c.Chat.Edit(context.Background(), e.user, msgs[1].ID, "x"); err == nil {
+		t.Error("edited an assistant message")
+	}
+}
+
+func TestEffortAndParamsPrecedence(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	temp, effort, maxTok := 0.5, "high", int64(64)
+	if _, err := e.c.DB.UpdateModel(ctx, store.Actor{User: e.user, Admin: true}, e.model, store.ModelSettings{
+		Enabled: true, Params: store.Params{Temperature: &temp, MaxTokens: &maxTok}, SystemPrompt: "model prompt"}); err != nil {
+		t.Fatal(err)
+	}
+	e.llm.Enqueue(fakellm.Stream("ok"))
+	turn := e.send(0, "hi")
+	e.wait(turn.Chat.ID)
+	chatTemp := 0.9
+	if _, err := e.c.DB.UpdateChat(ctx, e.user, turn.Chat.ID, store.ChatPatch{
+		Params: &store.Params{Temperature: &chatTemp, ReasoningEffort: &effort}}); err != nil {
+		t.Fatal(err)
+	}
+	e.llm.Enqueue(fakellm.Stream("ok"))
+	e.send(turn.Chat.ID, "again")
+	e.wait(turn.Chat.ID)
+	reqs := e.llm.Requests()
+	j := reqs[len(reqs)-1].JSON
+	if j["temperature"] != 0.9 || j["max_tokens"] != float64(64) || j["reasoning_effort"] != "high" {
+		t.Errorf("request params %v", j)
+	}
+	if kw, _ := j["chat_template_kwargs"].(map[string]any); kw["reasoning_effort"] != "high" {
+		t.Errorf("chat_template_kwargs %v", j["chat_template_kwargs"])
+	}
+	msgs := j["messages"].([]any)
+	if first := msgs[0].(map[string]any); first["role"] != "system" || first["content"] != "model prompt" {
+		t.Errorf("system prompt %v", first)
+	}
+}
+
+func TestShutdownInterruptsAndRestartSaysSo(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("half ", "way ", "there").StallAfter(3))
+	turn := e.send(0, "go")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(e.liveText(turn.Chat.ID), "way") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.c.Gen.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := e.last(turn.Chat.ID)
+	if m.Status != store.StatusInterrupted || !strings.HasPrefix(m.Content, "half way") {
+		t.Fatalf("after shutdown: %+v", m)
+	}
+}
+
+func TestStreamOptionsRefusalIsRemembered(t *testing.T) {
+	e := setup(t)
+	e.llm.SetDefault(fakellm.RejectStreamOptions())
+	turn := e.send(0, "hi")
+	e.wait(turn.Chat.ID)
+	if m := e.last(turn.Chat.ID); m.Status != store.StatusFinal {
+		t.Fatalf("status %s %s", m.Status, m.Error)
+	}
+	time.Sleep(50 * time.Millisecond) // Done runs after the final frame
+	c, err := e.c.DB.ConnectionByID(context.Background(), e.user, e.conn)
+	if err != nil || !c.NoStreamOptions {
+		t.Fatalf("connection %+v %v", c, err)
+	}
+	n := len(e.llm.Requests())
+	e.send(turn.Chat.ID, "again")
+	e.wait(turn.Chat.ID)
+	reqs := e.llm.Requests()
+	for _, r := range reqs[n:] {
+		if _, ok := r.JSON["stream_options"]; ok {
+			t.Error("stream_options sent again after the endpoint refused it")
+		}
+	}
+}
+
+func TestOtherUsersCannotTouchTheChat(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("mine"))
+	turn := e.send(0, "private")
+	e.wait(turn.Chat.ID)
+	ctx := context.Background()
+	other := e.user + 1000
+	if _, err := e.c.Chat.Send(ctx, other, chat.SendInput{ChatID: turn.Chat.ID, Content: "x"}); err == nil {
+		t.Error("another user sent into the chat")
+	}
+	if _, err := e.c.Chat.Regenerate(ctx, other, turn.Chat.ID); err == nil {
+		t.Error("another user regenerated")
+	}
+	if _, err := e.c.Chat.Edit(ctx, other, turn.User.ID, "x"); err == nil {
+		t.Error("another user edited")
+	}
+	if _, ok := e.c.Gen.Live(other, turn.Chat.ID); ok {
+		t.Error("another user attached to the reply")
+	}
+	_ = events.Event{}
+}
+
+// follower applies frames the way the frontend does (render.Frame's
+// documented order), to prove that a follower ends with the final HTML —
+// also one that attached late with a Live snapshot.
+type follower struct {
+	seq          int64
+	sealed, tail string
+	reasoning    string
+}
+
+func (f *follower) apply(t *testing.T, fr generation.Frame) {
+	t.Helper()
+	if fr.Seq != f.seq+1 && f.seq != 0 {
+		t.Fatalf("seq jumped from %d to %d", f.seq, fr.Seq)
+	}
+	f.seq = fr.Seq
+	if fr.Reset {
+		f.sealed, f.tail = fr.Full, ""
+	}
+	for _, s := range fr.Seal {
+		f.sealed += s
+	}
+	switch fr.Op {
+	case "replace":
+		f.tail = fr.Tail
+	case "append":
+		const closeTag = "</code></pre></div>\n"
+		i := strings.LastIndex(f.tail, closeTag)
+		if i < 0 {
+			t.Fatalf("append to a tail without an open code block: %q", f.tail)
+		}
+		f.tail = f.tail[:i] + fr.Tail + f.tail[i:]
+	}
+	if fr.ReasoningFrom != len(f.reasoning) {
+		t.Fatalf("reasoningFrom %d, follower has %d", fr.ReasoningFrom, len(f.reasoning))
+	}
+	f.reasoning += fr.Reasoning
+}
+
+func TestFollowersEndWithTheFinalHTML(t *testing.T) {
+	e := setup(t)
+	pieces := []string{"# Title\n\n", "Some *prose* ", "here.\n\n", "- one\n", "- two\n\n", "```go\n", "func main() {\n", "\tprintln(1)\n", "}\n", "```\n\n", "| a | b |\n", "|---|---|\n", "| 1 | 2 |\n\n", "Done, $x^2$."}
+	e.llm.Enqueue(fakellm.NewStream().Reasoning("Let me ", "think.").Content(pieces...).Reply().Every(15 * time.Millisecond))
+	turn := e.send(0, "write")
+	// Attach late: wait for a few frames, then take a snapshot.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.frames.all()) < 4 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	snap, ok := e.c.Gen.Live(e.user, turn.Chat.ID)
+	if !ok {
+		t.Fatal("no live reply")
+	}
+	e.wait(turn.Chat.ID)
+	frames := e.frames.all()
+
+	// Every frame but the final one: the streamed state must already be
+	// the final HTML (the final frame's whole render only repairs what
+	// streaming cannot know, such as reference links defined later).
+	final := frames[len(frames)-1]
+	streamed := frames[:len(frames)-1]
+	early := &follower{}
+	for _, f := range streamed {
+		early.apply(t, f)
+	}
+	late := &follower{}
+	late.seq = snap.Seq
+	late.sealed, late.tail, late.reasoning = snap.Full, snap.Tail, snap.Reasoning
+	for _, f := range streamed {
+		if f.Seq > snap.Seq {
+			late.apply(t, f)
+		}
+	}
+	for name, f := range map[string]*follower{"from the start": early, "attached late": late} {
+		if f.sealed+f.tail != final.Full {
+			t.Errorf("%s: follower has\n%s\nwant\n%s", name, f.sealed+f.tail, final.Full)
+		}
+		if f.reasoning != "Let me think." {
+			t.Errorf("%s: reasoning %q", name, f.reasoning)
+		}
+	}
+	if !strings.Contains(final.Full, `class="math`) || !strings.Contains(final.Full, "<table>") || !strings.Contains(final.Full, "code-block") {
+		t.Errorf("final HTML lacks math, table or code block: %s", final.Full)
+	}
+}

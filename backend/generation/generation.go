@@ -1,0 +1,536 @@
+// Package generation runs replies as background tasks. A reply belongs to
+// the backend, not to a window: closing the window, reloading the page or
+// switching chats never stops it. Followers (the desktop window, browser
+// tabs) receive frames through the event bus and can attach mid-reply with a
+// snapshot. Every 200 ms one writer commits every dirty reply in a single
+// transaction, so a crash loses at most that much.
+package generation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/render"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// Statuses a reply goes through; they are the store's message statuses.
+const (
+	StatusStreaming   = store.StatusStreaming
+	StatusFinal       = store.StatusFinal
+	StatusStopped     = store.StatusStopped
+	StatusError       = store.StatusError
+	StatusLength      = store.StatusLength
+	StatusInterrupted = store.StatusInterrupted
+)
+
+// Streamer is the part of the LLM client a reply needs.
+type Streamer interface {
+	Chat(ctx context.Context, req llm.ChatRequest, fn func(llm.Delta) error) (llm.Result, error)
+}
+
+// Job describes one reply to produce into an existing assistant message row.
+type Job struct {
+	User    ids.UserID
+	Chat    ids.ChatID
+	Message ids.MessageID
+	Client  Streamer
+	Request llm.ChatRequest
+	// Prefix is text already in the message (Continue appends to it).
+	Prefix        string
+	PrefixReason  string
+	ContextLength int
+	// Done runs after the final row is written and the last frame sent,
+	// with the reply's final state (titles, unread markers, notifications).
+	Done func(ctx context.Context, out Outcome)
+}
+
+// Outcome is how a reply ended.
+type Outcome struct {
+	User         ids.UserID
+	Chat         ids.ChatID
+	Message      ids.MessageID
+	Status       store.Status
+	Content      string
+	Error        string
+	FinishReason string
+	// StreamOptionsRejected: remember on the connection.
+	StreamOptionsRejected bool
+}
+
+// Metrics are shown under a reply.
+type Metrics struct {
+	TTFTMs           *int64   `json:"ttftMs,omitempty"`
+	TokensPerSec     *float64 `json:"tokensPerSec,omitempty"`
+	PromptTokens     *int     `json:"promptTokens,omitempty"`
+	CompletionTokens *int     `json:"completionTokens,omitempty"`
+	Estimated        bool     `json:"estimated"`
+	ContextPct       *float64 `json:"contextPct,omitempty"`
+}
+
+// Frame is one update of a reply for followers (docs/API.md, topic "gen").
+type Frame struct {
+	ChatID    ids.ChatID    `json:"chatId"`
+	MessageID ids.MessageID `json:"messageId"`
+	Seq       int64         `json:"seq"`
+	// render.Frame's reset, full, seal, tail and op, applied as it
+	// documents.
+	render.Frame
+	Reasoning     string       `json:"reasoning,omitempty"`
+	ReasoningFrom int          `json:"reasoningFrom"`
+	Status        store.Status `json:"status"`
+	Error         string       `json:"error,omitempty"`
+	Metrics       *Metrics     `json:"metrics,omitempty"`
+}
+
+// Topic is the bus topic of frames.
+const Topic = "gen"
+
+// Options tune a Service; zero values mean the defaults.
+type Options struct {
+	// FrameEvery coalesces frames: the first goes out at once, later ones at
+	// most this often (40 ms: smooth to read, cheap to render).
+	FrameEvery time.Duration
+	// CheckpointEvery is how often dirty replies are written (200 ms).
+	CheckpointEvery time.Duration
+	// KeepFinished is how long a finished reply stays attachable, so a
+	// follower arriving at the last moment still gets the final frame.
+	KeepFinished time.Duration
+}
+
+// Service owns every running reply.
+type Service struct {
+	db  *store.DB
+	bus events.Publisher
+	rnd *render.Renderer
+	log *slog.Logger
+	opt Options
+
+	mu     sync.Mutex
+	byChat map[ids.ChatID]*gen
+	closed bool
+	wg     sync.WaitGroup
+
+	stopLoop context.CancelFunc
+	loopDone chan struct{}
+}
+
+// New returns a service and starts its checkpoint writer. Call Shutdown to
+// stop it.
+func New(db *store.DB, bus events.Publisher, rnd *render.Renderer, log *slog.Logger, opt Options) *Service {
+	if opt.FrameEvery == 0 {
+		opt.FrameEvery = 40 * time.Millisecond
+	}
+	if opt.CheckpointEvery == 0 {
+		opt.CheckpointEvery = 200 * time.Millisecond
+	}
+	if opt.KeepFinished == 0 {
+		opt.KeepFinished = 30 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Service{db: db, bus: bus, rnd: rnd, log: log, opt: opt, byChat: map[ids.ChatID]*gen{},
+		stopLoop: cancel, loopDone: make(chan struct{})}
+	go s.checkpointLoop(ctx)
+	return s
+}
+
+// errStopped and errShutdown are the causes a reply is cancelled with.
+var (
+	errStopped  = errors.New("stopped by the reader")
+	errShutdown = errors.New("the server is shutting down")
+)
+
+// gen is one running (or recently finished) reply.
+type gen struct {
+	job    Job
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	start  time.Time
+
+	mu        sync.Mutex
+	content   string // full text, including Job.Prefix
+	reasoning string
+	live      *render.Stream
+	seq       int64
+	sentReas  int // reasoning bytes already sent to followers
+	firstTok  time.Duration
+	status    store.Status
+	errText   string
+	metrics   Metrics
+	dirty     bool
+	finished  bool
+	final     Frame
+
+	kick chan struct{}
+	done chan struct{}
+}
+
+// Start begins a reply. It refuses (conflict) when the chat already has one
+// running: one reply per chat at a time.
+func (s *Service) Start(job Job) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return apperr.New(apperr.Unavailable, "the server is shutting down")
+	}
+	if g, ok := s.byChat[job.Chat]; ok && !g.isFinished() {
+		return apperr.New(apperr.Conflict, "a reply is already being written in this chat; stop it first")
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	g := &gen{
+		job: job, ctx: ctx, cancel: cancel, start: time.Now(),
+		content: job.Prefix, reasoning: job.PrefixReason,
+		live:   s.rnd.NewStream(),
+		status: StatusStreaming,
+		kick:   make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	if job.Prefix != "" {
+		g.live.Write(job.Prefix)
+	}
+	s.byChat[job.Chat] = g
+	s.wg.Add(2)
+	go s.run(g)
+	go s.frames(g)
+	return nil
+}
+
+func (g *gen) isFinished() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.finished
+}
+
+// Stop aborts the chat's running reply: the upstream request is cancelled
+// (so the endpoint stops working), what arrived is kept, and the reply is
+// marked stopped. It reports whether there was one.
+func (s *Service) Stop(user ids.UserID, chat ids.ChatID) bool {
+	s.mu.Lock()
+	g, ok := s.byChat[chat]
+	s.mu.Unlock()
+	if !ok || g.job.User != user || g.isFinished() {
+		return false
+	}
+	g.cancel(errStopped)
+	<-g.done
+	return true
+}
+
+// Running reports whether the chat has a reply being written.
+func (s *Service) Running(chat ids.ChatID) bool {
+	s.mu.Lock()
+	g, ok := s.byChat[chat]
+	s.mu.Unlock()
+	return ok && !g.isFinished()
+}
+
+// Wait blocks until the chat's current reply (if any) has finished.
+func (s *Service) Wait(ctx context.Context, chat ids.ChatID) error {
+	s.mu.Lock()
+	g, ok := s.byChat[chat]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-g.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Live returns a snapshot of the chat's reply for a follower attaching
+// mid-reply (or just after it ended), or false if there is none.
+func (s *Service) Live(user ids.UserID, chat ids.ChatID) (Frame, bool) {
+	s.mu.Lock()
+	g, ok := s.byChat[chat]
+	s.mu.Unlock()
+	if !ok || g.job.User != user {
+		return Frame{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.finished {
+		return g.final, true
+	}
+	m := g.metrics
+	// The snapshot shows what followers have been sent (seq), so frames
+	// after it apply on top; text not yet framed arrives with the next one.
+	return Frame{
+		ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq,
+		Frame:     g.live.Snapshot(),
+		Reasoning: g.reasoning[:g.sentReas], ReasoningFrom: 0,
+		Status: StatusStreaming, Metrics: &m,
+	}, true
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// run talks to the endpoint.
+func (s *Service) run(g *gen) {
+	defer s.wg.Done()
+	res, err := g.job.Client.Chat(g.ctx, g.job.Request, func(d llm.Delta) error {
+		g.mu.Lock()
+		if g.firstTok == 0 && (d.Content != "" || d.Reasoning != "") {
+			g.firstTok = time.Since(g.start)
+		}
+		g.content += d.Content
+		g.reasoning += d.Reasoning
+		if d.Content != "" {
+			g.live.Write(d.Content)
+		}
+		g.dirty = true
+		g.mu.Unlock()
+		select {
+		case g.kick <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	s.finish(g, res, err)
+}
+
+// frames sends coalesced frames to followers until the reply finishes: the
+// first at once, later ones at most every FrameEvery.
+func (s *Service) frames(g *gen) {
+	defer s.wg.Done()
+	var last time.Time
+	for {
+		select {
+		case <-g.kick:
+		case <-g.done:
+			return
+		}
+		if wait := s.opt.FrameEvery - time.Since(last); !last.IsZero() && wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-g.done:
+				return
+			}
+		}
+		last = time.Now()
+		g.mu.Lock()
+		if g.finished {
+			g.mu.Unlock()
+			return
+		}
+		// Publish under the lock, so a frame can never overtake the final
+		// one (Publish does not block).
+		if f, ok := g.nextFrame(); ok {
+			s.bus.Publish(events.Event{Topic: Topic, UserID: int64(g.job.User), Data: f})
+		}
+		g.mu.Unlock()
+	}
+}
+
+// nextFrame builds the frame of everything since the last one, or reports
+// that nothing changed. g.mu held.
+func (g *gen) nextFrame() (Frame, bool) {
+	rf := g.live.Frame()
+	if rf.Empty() && len(g.reasoning) == g.sentReas {
+		return Frame{}, false
+	}
+	g.seq++
+	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq, Status: StatusStreaming, Frame: rf}
+	if len(g.reasoning) > g.sentReas {
+		f.ReasoningFrom = g.sentReas
+		f.Reasoning = g.reasoning[g.sentReas:]
+		g.sentReas = len(g.reasoning)
+	} else {
+		f.ReasoningFrom = g.sentReas
+	}
+	g.updateMetrics(nil)
+	m := g.metrics
+	f.Metrics = &m
+	return f, true
+}
+
+// updateMetrics fills the metrics from usage when the endpoint reported it,
+// else from the chars/4 estimate. g.mu held.
+func (g *gen) updateMetrics(u *llm.Usage) {
+	m := Metrics{}
+	if g.firstTok > 0 {
+		m.TTFTMs = ptr(g.firstTok.Milliseconds())
+	}
+	completion := llm.Estimate(g.content[len(g.job.Prefix):] + g.reasoning[len(g.job.PrefixReason):])
+	var prompt int
+	m.Estimated = true
+	if u != nil && u.CompletionTokens > 0 {
+		completion, prompt, m.Estimated = u.CompletionTokens, u.PromptTokens, false
+	} else {
+		for _, msg := range g.job.Request.Messages {
+			prompt += llm.Estimate(msg.Content)
+		}
+	}
+	m.CompletionTokens = ptr(completion)
+	if prompt > 0 {
+		m.PromptTokens = ptr(prompt)
+	}
+	if g.firstTok > 0 {
+		if gen := time.Since(g.start) - g.firstTok; gen > 100*time.Millisecond && completion > 1 {
+			m.TokensPerSec = ptr(float64(completion) / gen.Seconds())
+		}
+	}
+	if g.job.ContextLength > 0 && prompt+completion > 0 {
+		m.ContextPct = ptr(100 * float64(prompt+completion) / float64(g.job.ContextLength))
+	}
+	g.metrics = m
+}
+
+// finish decides the reply's status, writes the final row, then sends the
+// final frame — in that order: a follower that sees the final frame may
+// reload the message from the database, which must already be final.
+func (s *Service) finish(g *gen, res llm.Result, err error) {
+	g.mu.Lock()
+	g.live.Finish() // the whole reply rendered once more; Snapshot now holds it
+	status := StatusFinal
+	switch {
+	case err == nil && res.FinishReason == "length":
+		status = StatusLength
+	case err == nil:
+	case errors.Is(context.Cause(g.ctx), errStopped):
+		status = StatusStopped
+	case errors.Is(context.Cause(g.ctx), errShutdown):
+		status = StatusInterrupted
+	default:
+		status = StatusError
+		_, g.errText = apperr.Public(err)
+		if apperr.KindOf(err) == apperr.Internal {
+			s.log.Error("reply failed", "chat", g.job.Chat, "message", g.job.Message, "err", err)
+		}
+	}
+	g.status = status
+	g.updateMetrics(res.Usage)
+	final := g.live.Snapshot().Full
+	m := g.metrics
+	metrics, _ := json.Marshal(m)
+	upd := store.MessageUpdate{ID: g.job.Message, Content: g.content, Reasoning: g.reasoning,
+		Status: status, Error: g.errText, Metrics: metrics}
+	g.dirty = false
+	g.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.db.Checkpoint(ctx, []store.MessageUpdate{upd}); err != nil {
+		s.log.Error("write final reply", "message", g.job.Message, "err", err)
+	}
+
+	g.mu.Lock()
+	g.seq++
+	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq,
+		Frame:  render.Frame{Reset: true, Full: final, Op: render.TailReplace},
+		Status: status, Error: g.errText, Metrics: &m, ReasoningFrom: g.sentReas}
+	if len(g.reasoning) > g.sentReas {
+		f.Reasoning = g.reasoning[g.sentReas:]
+		g.sentReas = len(g.reasoning)
+	}
+	g.final = f
+	g.final.Reasoning, g.final.ReasoningFrom = g.reasoning, 0
+	g.finished = true
+	s.bus.Publish(events.Event{Topic: Topic, UserID: int64(g.job.User), Data: f})
+	g.mu.Unlock()
+	close(g.done)
+
+	if g.job.Done != nil {
+		g.job.Done(ctx, Outcome{User: g.job.User, Chat: g.job.Chat, Message: g.job.Message, Status: status,
+			Content: g.content, Error: g.errText, FinishReason: res.FinishReason, StreamOptionsRejected: res.StreamOptionsRejected})
+	}
+	// Keep the finished reply attachable for a while, then forget it
+	// unless a newer reply in the same chat has replaced it.
+	time.AfterFunc(s.opt.KeepFinished, func() {
+		s.mu.Lock()
+		if s.byChat[g.job.Chat] == g {
+			delete(s.byChat, g.job.Chat)
+		}
+		s.mu.Unlock()
+	})
+}
+
+// checkpointLoop writes every dirty reply in one transaction per tick.
+func (s *Service) checkpointLoop(ctx context.Context) {
+	defer close(s.loopDone)
+	t := time.NewTicker(s.opt.CheckpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.checkpoint()
+	}
+}
+
+func (s *Service) checkpoint() {
+	s.mu.Lock()
+	var batch []store.MessageUpdate
+	for _, g := range s.byChat {
+		g.mu.Lock()
+		if g.dirty && !g.finished {
+			g.updateMetrics(nil)
+			metrics, _ := json.Marshal(g.metrics)
+			batch = append(batch, store.MessageUpdate{ID: g.job.Message, Content: g.content,
+				Reasoning: g.reasoning, Status: StatusStreaming, Metrics: metrics})
+			g.dirty = false
+		}
+		g.mu.Unlock()
+	}
+	s.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	gone, err := s.db.Checkpoint(ctx, batch)
+	if err != nil {
+		s.log.Error("checkpoint replies", "count", len(batch), "err", err)
+		return
+	}
+	// A reply whose row is no longer streaming was deleted by a rewind (or
+	// ended elsewhere): stop producing it.
+	for _, id := range gone {
+		s.mu.Lock()
+		for _, g := range s.byChat {
+			if g.job.Message == id {
+				g.cancel(errStopped)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Shutdown stops accepting replies, interrupts the running ones (they are
+// written as interrupted, so they can be continued after a restart) and
+// waits for them to be written, or for ctx.
+func (s *Service) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	var running []*gen
+	for _, g := range s.byChat {
+		running = append(running, g)
+	}
+	s.mu.Unlock()
+	for _, g := range running {
+		g.cancel(errShutdown)
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("replies still running at shutdown: %w", ctx.Err())
+	}
+	s.stopLoop()
+	<-s.loopDone
+	return err
+}

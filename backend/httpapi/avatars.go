@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/llembas/lembas/backend/apperr"
+)
+
+// MaxAvatar bounds an uploaded avatar image.
+const MaxAvatar = 2 << 20
+
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, apperr.New(apperr.Invalid, "bad id")
+	}
+	return id, nil
+}
+
+func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.opt.Caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	data, ctype, err := h.opt.Avatars.Avatar(r.Context(), caller, id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	// The URL carries a version, so the image can be cached.
+	w.Header().Set("Cache-Control", "private, max-age=86400")
+	w.Write(data)
+}
+
+func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.opt.Caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxAvatar+64<<10)
+	f, _, err := r.FormFile("file")
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, apperr.New(apperr.Invalid, "the image is too large (the limit is %d MiB)", MaxAvatar>>20))
+			return
+		}
+		writeError(w, apperr.New(apperr.Invalid, "send the image as the form field \"file\""))
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxAvatar+1))
+	if err != nil {
+		writeError(w, apperr.Wrap(apperr.Invalid, err, "could not read the image"))
+		return
+	}
+	if len(data) > MaxAvatar {
+		writeError(w, apperr.New(apperr.Invalid, "the image is too large (the limit is %d MiB)", MaxAvatar>>20))
+		return
+	}
+	if err := h.opt.Avatars.SetAvatar(r.Context(), caller, id, data); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+func (h *handler) deleteAvatar(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.opt.Caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := h.opt.Avatars.DeleteAvatar(r.Context(), caller, id); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
