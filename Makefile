@@ -7,7 +7,7 @@ DESKTOP_TAGS := desktop,production,webkit2_41
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run serve server desktop test unit e2e bench screenshots lint vendor-verify vendor-update clean
+.PHONY: run serve server desktop test unit e2e fuzz bench screenshots lint vendor-verify vendor-update clean
 
 ## run: build and open the desktop app (installs the GTK/WebKit build packages on Debian/Ubuntu if missing); with no display, serves to a browser instead
 run:
@@ -38,6 +38,14 @@ test:
 	$(GO) vet -tags $(DESKTOP_TAGS) ./app
 	$(GO) run ./build/vendor verify
 	$(GO) test -count=1 -timeout 20m ./...
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+## fuzz: run each fuzz target for FUZZTIME (default 30s)
+FUZZTIME ?= 30s
+fuzz:
+	@for f in FuzzParseSSE FuzzThinkSplitter FuzzToolCallAccumulator; do \
+		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./backend/llm || exit 1; \
+	done
 
 ## unit: the fast tests only (no browser, no window)
 unit:

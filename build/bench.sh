@@ -24,3 +24,15 @@ echo "figure http_call_us $(median HTTPCall ns/op | xargs -I{} bash -c "$(declar
 echo "figure store_durable_write_us $(median Write ns/op | xargs -I{} bash -c "$(declare -f us); us {}") us"
 echo "figure serve_start_ms $(median ServeStart ms/start) ms"
 echo "figure server_binary_mb $(median ServerBinarySize MB) MB"
+echo "figure added_ttft_p50_ms $(median AddedTTFT p50_ms) ms"
+echo "figure added_ttft_p99_ms $(median AddedTTFT p99_ms) ms"
+
+# Streaming under load: 50 replies at 100 tokens/s each against the real
+# server binary (build/loadtool), median of three runs. The per-run details
+# go to stderr so that stdout still ends with figure lines.
+tmp=$(mktemp -d)
+trap 'rm -f "$out"; rm -rf "$tmp"' EXIT
+CGO_ENABLED=0 go build -o "$tmp/lembas" ./app
+go run ./build/loadtool -bin "$tmp/lembas" -replies 50 -rate 100 -duration 10s -runs 3 >"$tmp/load.txt"
+grep -v '^figure ' "$tmp/load.txt" >&2 || true
+grep '^figure ' "$tmp/load.txt"
