@@ -186,11 +186,16 @@ func decodeArgs(m *Method, args []byte) ([]reflect.Value, error) {
 			return nil, apperr.New(apperr.Invalid, "%s: arguments must be a JSON array", m.Name)
 		}
 	}
-	if len(raw) != len(m.Params) {
+	// Trailing arguments may be left out; they take their zero values
+	// (Chats.Messages(chatId) means the newest page).
+	if len(raw) > len(m.Params) {
 		return nil, apperr.New(apperr.Invalid, "%s takes %d argument%s, got %d",
 			m.Name, len(m.Params), plural(len(m.Params)), len(raw))
 	}
-	in := make([]reflect.Value, len(raw))
+	in := make([]reflect.Value, len(m.Params))
+	for i := len(raw); i < len(m.Params); i++ {
+		in[i] = reflect.Zero(m.Params[i])
+	}
 	for i, r := range raw {
 		p := reflect.New(m.Params[i])
 		dec := json.NewDecoder(bytes.NewReader(r))

@@ -21,7 +21,7 @@ type ConnectionInput struct {
 	BaseURL     string             `json:"baseUrl"`
 	APIKey      *string            `json:"apiKey,omitempty"`
 	Headers     *map[string]string `json:"headers,omitempty"`
-	CAPEM       string             `json:"caPem,omitempty"`
+	CAPEM       *string            `json:"caPem,omitempty"`
 	InsecureTLS bool               `json:"insecureTLS,omitempty"`
 	Enabled     *bool              `json:"enabled,omitempty"`
 }
@@ -185,10 +185,17 @@ func (in *ConnectionInput) validate() error {
 	}
 	// Building a client checks the CA and header names the same way a
 	// request would.
-	if _, err := llm.NewClient(llm.Endpoint{BaseURL: in.BaseURL, CAPEM: in.CAPEM, Headers: derefHeaders(in.Headers)}, llm.Options{}); err != nil {
+	if _, err := llm.NewClient(llm.Endpoint{BaseURL: in.BaseURL, CAPEM: deref(in.CAPEM), Headers: derefHeaders(in.Headers)}, llm.Options{}); err != nil {
 		return err
 	}
 	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func derefHeaders(h *map[string]string) map[string]string {
@@ -239,7 +246,7 @@ func (s *Service) CreateConnection(ctx context.Context, a store.Actor, in Connec
 	if err != nil {
 		return ConnectionView{}, err
 	}
-	c := store.Connection{Name: in.Name, BaseURL: in.BaseURL, CAPEM: in.CAPEM, InsecureTLS: in.InsecureTLS, Enabled: in.Enabled == nil || *in.Enabled}
+	c := store.Connection{Name: in.Name, BaseURL: in.BaseURL, CAPEM: deref(in.CAPEM), InsecureTLS: in.InsecureTLS, Enabled: in.Enabled == nil || *in.Enabled}
 	if key != nil {
 		c.APIKeyEnc = *key
 	}
@@ -275,7 +282,12 @@ func (s *Service) UpdateConnection(ctx context.Context, a store.Actor, id ids.Co
 	if err != nil {
 		return ConnectionView{}, err
 	}
-	cur.Name, cur.BaseURL, cur.CAPEM, cur.InsecureTLS = in.Name, in.BaseURL, in.CAPEM, in.InsecureTLS
+	// Like the secrets, an absent CA keeps the stored one and "" clears it:
+	// the form never sees the PEM again to send it back.
+	cur.Name, cur.BaseURL, cur.InsecureTLS = in.Name, in.BaseURL, in.InsecureTLS
+	if in.CAPEM != nil {
+		cur.CAPEM = *in.CAPEM
+	}
 	if in.Enabled != nil {
 		cur.Enabled = *in.Enabled
 	}
@@ -317,7 +329,7 @@ func (s *Service) TestDraft(ctx context.Context, in ConnectionInput) (TestResult
 	if err := in.validate(); err != nil {
 		return TestResult{Message: publicMessage(err)}, nil
 	}
-	ep := llm.Endpoint{BaseURL: in.BaseURL, CAPEM: in.CAPEM, InsecureTLS: in.InsecureTLS, Headers: derefHeaders(in.Headers)}
+	ep := llm.Endpoint{BaseURL: in.BaseURL, CAPEM: deref(in.CAPEM), InsecureTLS: in.InsecureTLS, Headers: derefHeaders(in.Headers)}
 	if in.APIKey != nil {
 		ep.APIKey = strings.TrimSpace(*in.APIKey)
 	}

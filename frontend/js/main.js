@@ -1,11 +1,23 @@
-// main.js — boots the app shell: global safety listeners, the sidebar, the
-// theme switch and the "About this instance" card.
+// main.js — the app shell: global safety listeners, the hash router, the
+// sidebar and the screen for the current route, the one subscription to
+// `gen`, `chat`, `prefs` and `resync` events, unread and notifications.
 //
-// All text from the API is rendered as text children, which Preact escapes;
-// nothing here writes innerHTML.
+// Text from the API is rendered as text children, which Preact escapes.
+// The only HTML from the server goes through html.js.
 
 import { html, render, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
-import { call, on, openExternal, ApiError } from './transport.js';
+import { call, on, openExternal } from './transport.js';
+import { useRoute, navigate, hrefs, replaceRoute } from './router.js';
+import {
+  getState, subscribe, refreshAll, refreshChats, refreshFolders, refreshModels, refreshConnections, markStreaming, chatSummary,
+} from './store.js';
+import { routeFrame } from './frames.js';
+import { notifyReply } from './notify.js';
+import { Sidebar } from './sidebar.js';
+import { ChatView } from './chat.js';
+import { TrashView } from './trash.js';
+import { SettingsView } from './settings.js';
+import { DialogHost, ToastHost } from './ui.js';
 
 const THEMES = [
   { value: 'moria', label: 'Moria (dark)' },
@@ -74,31 +86,53 @@ function isTheme(t) {
   return THEMES.some((x) => x.value === t);
 }
 
-// ---------- Formatting ----------
+// ---------- Events ----------
 
-const numberFormat = new Intl.NumberFormat('en');
-
-function formatBytes(n) {
-  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) return 'unknown';
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0;
-  let v = n;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  if (i === 0) return `${numberFormat.format(n)} ${n === 1 ? 'byte' : 'bytes'}`;
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]} (${numberFormat.format(n)} bytes)`;
+// Unread: the server marks a chat unread when its reply ends; the chat the
+// reader is looking at (page visible) is marked read straight away.
+let marking = 0;
+function markOpenChatRead() {
+  const { openChatId } = getState();
+  if (!openChatId || document.hidden || marking === openChatId) return;
+  const s = chatSummary(openChatId);
+  if (!s || !s.unread) return;
+  marking = openChatId;
+  call('Chats.MarkRead', openChatId).then(
+    () => refreshChats(),
+    (err) => console.warn('lembas: could not mark the chat read:', err.message),
+  ).finally(() => { marking = 0; });
 }
 
-function formatMode(mode) {
-  switch (mode) {
-    case 'desktop': return 'Desktop app';
-    case 'serve':
-    case 'server':
-      return 'Household server';
-    default: return mode ? String(mode) : 'Unknown';
-  }
+function wireEvents() {
+  on('gen', (f) => {
+    if (!f || typeof f.chatId !== 'number') return;
+    routeFrame(f);
+    const streaming = f.status === 'streaming';
+    markStreaming(f.chatId, streaming);
+    if (!streaming) {
+      const open = getState().openChatId === f.chatId;
+      if (!open || document.hidden) {
+        const s = chatSummary(f.chatId);
+        notifyReply({ chatId: f.chatId, title: s ? s.title : '', status: f.status }, (id) => navigate(hrefs.chat(id)));
+      }
+      // The server sets unread and emits `chat`; refresh anyway, cheaply.
+      setTimeout(refreshChats, 300);
+    }
+  });
+  let chatTimer = 0;
+  on('chat', (ev) => {
+    clearTimeout(chatTimer);
+    chatTimer = setTimeout(refreshChats, 60);
+    if (ev && (ev.change === 'trashed' || ev.change === 'deleted') && getState().openChatId === ev.chatId) {
+      navigate(hrefs.newChat);
+    }
+  });
+  on('resync', () => {
+    refreshAll();
+    window.dispatchEvent(new Event('lembas:resync'));
+  });
+  subscribe(markOpenChatRead);
+  document.addEventListener('visibilitychange', markOpenChatRead);
 }
 
 // ---------- Components ----------
@@ -109,7 +143,7 @@ function Mark({ className }) {
 
 function Brand() {
   return html`
-    <a class="brand" href="./" aria-label="LLeMbas home">
+    <a class="brand" href="#/" aria-label="LLeMbas, new chat">
       <${Mark} className="brand-mark" />
       <span class="wordmark"><span class="wordmark-lm">LLeM</span>bas</span>
     </a>`;
@@ -117,135 +151,13 @@ function Brand() {
 
 function ThemeControl({ theme, onChange }) {
   return html`
-    <div class="field">
+    <div class="field theme-field">
       <label class="field-label" for="theme-select">Theme</label>
       <select id="theme-select" class="select" value=${theme}
         onChange=${(e) => onChange(e.currentTarget.value)}>
         ${THEMES.map((t) => html`<option value=${t.value} selected=${t.value === theme}>${t.label}</option>`)}
       </select>
     </div>`;
-}
-
-function Sidebar({ theme, onTheme }) {
-  return html`
-    <nav id="sidebar" class="sidebar" aria-label="Chats and settings">
-      <${Brand} />
-      <section class="sidebar-section" aria-labelledby="chats-heading">
-        <h2 id="chats-heading" class="sidebar-heading">Chats</h2>
-        <div class="empty-state">
-          <p class="empty-state-title">No chats yet.</p>
-          <p>The road goes ever on and on — but it has not started here. Your chats will be listed here.</p>
-        </div>
-      </section>
-      <div class="sidebar-footer">
-        <${ThemeControl} theme=${theme} onChange=${onTheme} />
-      </div>
-    </nav>`;
-}
-
-function Row({ label, id, children, mono }) {
-  return html`
-    <dt>${label}</dt>
-    <dd id=${id} class=${mono ? 'mono' : undefined}>${children}</dd>`;
-}
-
-function Counts({ counts }) {
-  const rows = counts && typeof counts === 'object' ? Object.entries(counts) : [];
-  if (rows.length === 0) return html`<span class="muted">No tables reported</span>`;
-  rows.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return html`
-    <table class="table" id="info-counts">
-      <caption class="visually-hidden">Rows per table</caption>
-      <thead><tr><th scope="col">Table</th><th scope="col" class="num">Rows</th></tr></thead>
-      <tbody>
-        ${rows.map(([table, n]) => html`
-          <tr key=${table}>
-            <td class="mono">${table}</td>
-            <td class="num">${typeof n === 'number' ? numberFormat.format(n) : String(n)}</td>
-          </tr>`)}
-      </tbody>
-    </table>`;
-}
-
-function BuildTags({ tags }) {
-  if (!Array.isArray(tags) || tags.length === 0) return html`<span class="muted">none</span>`;
-  return html`<ul class="chips" aria-label="Build tags">${tags.map((t) => html`<li class="chip" key=${t}>${String(t)}</li>`)}</ul>`;
-}
-
-function InfoCard({ info }) {
-  const text = (v) => (v === undefined || v === null || v === '' ? html`<span class="muted">unknown</span>` : String(v));
-  return html`
-    <section id="info" class="card" aria-labelledby="info-title">
-      <header class="card-header">
-        <div>
-          <h2 id="info-title" class="card-title">About this instance</h2>
-          ${info.instanceName ? html`<p class="card-subtitle">${String(info.instanceName)}</p>` : null}
-        </div>
-      </header>
-      <div class="card-body">
-        <dl class="kv">
-          <${Row} label="Version" id="info-version" mono>${text(info.version)}<//>
-          <${Row} label="Mode" id="info-mode">${formatMode(info.mode)}<//>
-          <${Row} label="Data directory" id="info-datadir" mono>${text(info.dataDir)}<//>
-          <${Row} label="Database" id="info-dbpath" mono>${text(info.dbPath)}<//>
-          <${Row} label="Database size" id="info-dbsize">${formatBytes(info.dbBytes)}<//>
-          <${Row} label="Encryption key" id="info-keysource">${text(info.keySource)}<//>
-          <${Row} label="Build tags" id="info-buildtags"><${BuildTags} tags=${info.buildTags} /><//>
-          <${Row} label="Row counts" id="info-rows"><${Counts} counts=${info.counts} /><//>
-        </dl>
-      </div>
-    </section>`;
-}
-
-function InfoError({ error, onRetry }) {
-  return html`
-    <section id="info" class="card error-card" role="alert" aria-labelledby="info-error-title">
-      <header class="card-header">
-        <h2 id="info-error-title" class="card-title">Could not load details about this instance</h2>
-      </header>
-      <div class="card-body">
-        <p class="error-message">${error.message}</p>
-        <p class="error-kind">Error kind: <code>${error.kind}</code></p>
-      </div>
-      <div class="card-actions">
-        <button type="button" class="btn btn-primary" onClick=${onRetry}>Retry</button>
-      </div>
-    </section>`;
-}
-
-function InfoPanel() {
-  const [state, setState] = useState({ status: 'loading' });
-  const [attempt, setAttempt] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    setState({ status: 'loading' });
-    call('App.Info').then(
-      (info) => {
-        if (!live) return;
-        setState({ status: 'ready', info: info || {} });
-        if (info && info.selfTest === true) {
-          import('./selftest.js')
-            .then((m) => m.run(info))
-            .catch((err) => console.error('lembas: self-test failed to run:', err));
-        }
-      },
-      (err) => {
-        if (!live) return;
-        const e = err instanceof ApiError ? err : new ApiError('internal', err && err.message);
-        setState({ status: 'error', error: e });
-      },
-    );
-    return () => { live = false; };
-  }, [attempt]);
-
-  const retry = useCallback(() => setAttempt((n) => n + 1), []);
-
-  if (state.status === 'loading') {
-    return html`<p class="loading-line" role="status" id="info-loading">Asking the lore-masters about this instance…</p>`;
-  }
-  if (state.status === 'error') return html`<${InfoError} error=${state.error} onRetry=${retry} />`;
-  return html`<${InfoCard} info=${state.info} />`;
 }
 
 function useNarrow() {
@@ -259,10 +171,24 @@ function useNarrow() {
   return narrow;
 }
 
+function Screen({ route, narrow }) {
+  switch (route.name) {
+    case 'chat':
+      return html`<${ChatView} key=${'chat-' + route.id} chatId=${route.id} narrow=${narrow} />`;
+    case 'trash':
+      return html`<${TrashView} />`;
+    case 'settings':
+      return html`<${SettingsView} tab=${route.tab} sub=${route.sub} narrow=${narrow} />`;
+    default:
+      return html`<${ChatView} key=${'new-' + route.n} chatId=${null} narrow=${narrow} />`;
+  }
+}
+
 function App() {
   const [theme, setTheme] = useState(currentTheme);
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const narrow = useNarrow();
+  const route = useRoute();
 
   // The server-side preference wins over this browser's, when it has one.
   useEffect(() => {
@@ -276,6 +202,10 @@ function App() {
       },
       (err) => console.warn('lembas: could not read preferences:', err.message),
     );
+    refreshChats();
+    refreshFolders();
+    refreshModels();
+    refreshConnections();
   }, []);
 
   // Prefs.Set tells the caller's other windows; follow their theme changes.
@@ -291,10 +221,19 @@ function App() {
     if (!narrow) setSidebarOpen(false);
   }, [narrow]);
 
+  // A new screen closes the phone sidebar and moves focus to it.
+  useEffect(() => {
+    setSidebarOpen(false);
+    if (route.name === 'settings' || route.name === 'trash') {
+      const h = document.querySelector('.main .page-title');
+      if (h) h.focus({ preventScroll: true });
+    }
+  }, [route.name, route.id, route.tab]);
+
   useEffect(() => {
     if (!sidebarOpen) return undefined;
     const onKey = (e) => {
-      if (e.key === 'Escape') {
+      if (e.key === 'Escape' && !e.defaultPrevented) {
         setSidebarOpen(false);
         const toggle = document.getElementById('sidebar-toggle');
         if (toggle) toggle.focus();
@@ -312,6 +251,7 @@ function App() {
   }, []);
 
   const open = narrow && sidebarOpen;
+  const full = route.name === 'chat' || route.name === 'new';
   return html`
     <div class=${'shell' + (open ? ' is-sidebar-open' : '')}>
       <header class="topbar">
@@ -321,18 +261,18 @@ function App() {
           <svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
             <path d="M4 7h16M4 12h16M4 17h16" />
           </svg>
-          <span>${open ? 'Hide sidebar' : 'Show sidebar'}</span>
+          <span class="visually-hidden">${open ? 'Hide sidebar' : 'Show sidebar'}</span>
         </button>
         <${Brand} />
       </header>
-      <${Sidebar} theme=${theme} onTheme=${changeTheme} />
+      <${Sidebar} route=${route} brand=${html`<${Brand} />`}
+        footer=${html`<${ThemeControl} theme=${theme} onChange=${changeTheme} />`} />
       <div class="scrim" aria-hidden="true" onClick=${() => setSidebarOpen(false)}></div>
-      <main id="main" class="main">
-        <div class="main-inner">
-          <h1 class="page-title">Welcome</h1>
-          <${InfoPanel} />
-        </div>
+      <main id="main" class=${'main' + (full ? ' main-chat' : '')}>
+        <${Screen} route=${route} narrow=${narrow} />
       </main>
+      <${ToastHost} />
+      <${DialogHost} />
     </div>`;
 }
 
@@ -340,6 +280,18 @@ function App() {
 
 guardDrops();
 guardLinks();
+wireEvents();
+
+// Self-test mode (LEMBAS_SELFTEST=1, set by the tests) runs selftest.js,
+// which reads the instance details from the About screen.
+call('App.Info').then((info) => {
+  if (info && info.selfTest === true) {
+    replaceRoute(hrefs.settings('about'));
+    import('./selftest.js')
+      .then((m) => m.run(info))
+      .catch((err) => console.error('lembas: self-test failed to run:', err));
+  }
+}, () => {});
 
 const root = document.getElementById('app');
 root.textContent = '';

@@ -192,6 +192,13 @@ function start() {
   // One EventSource per tab: browsers allow six HTTP/1.1 connections per
   // host. It reconnects by itself after a drop.
   const es = new EventSource('/api/events');
+  // Events sent while the stream was down are lost: after a reconnect,
+  // tell the app to reload what it shows, as the server's `resync` does.
+  let opened = false;
+  es.onopen = () => {
+    if (opened) dispatch({ topic: 'resync', data: { reason: 'reconnected' } });
+    opened = true;
+  };
   es.onmessage = (e) => {
     let env;
     try {

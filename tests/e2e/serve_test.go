@@ -133,7 +133,7 @@ func TestShellInChromium(t *testing.T) {
 		t.Run(vp.name, func(t *testing.T) {
 			if err := chromedp.Do(ctx,
 				chromedp.EmulateViewport(vp.w, vp.h),
-				chromedp.Navigate(base+"/"),
+				chromedp.Navigate(base+"/#/settings/about"),
 			); err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,238 @@
+// messages.js — one chat turn each: user turns as text (with an inline
+// editor), assistant turns as sanitised HTML with reasoning, status,
+// metrics and actions. A reply that is streaming is drawn by a ReplyView
+// (frames.js) into a body Preact never touches.
+
+import { html, Component, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
+import { setSanitised } from './html.js';
+import { typeset } from './math.js';
+import { ReplyView } from './frames.js';
+import { Icon } from './ui.js';
+import { formatMetrics, metricsTitle, formatDate } from './format.js';
+
+// ---------- User turns ----------
+
+export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted }) {
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(msg.content || '');
+  const [saving, setSaving] = useState(false);
+  const ta = useRef(null);
+  const editBtn = useRef(null);
+
+  useEffect(() => {
+    if (editing && ta.current) {
+      ta.current.focus();
+      ta.current.setSelectionRange(ta.current.value.length, ta.current.value.length);
+      grow(ta.current);
+    }
+  }, [editing]);
+
+  const start = () => {
+    setText(msg.content || '');
+    setEditing(true);
+  };
+  const cancel = () => {
+    setEditing(false);
+    setTimeout(() => editBtn.current && editBtn.current.focus(), 0);
+  };
+  const save = async (e) => {
+    if (e) e.preventDefault();
+    const v = text;
+    if (!v.trim()) return;
+    if (v === msg.content) {
+      cancel();
+      return;
+    }
+    setSaving(true);
+    const ok = await onEdit(msg, v);
+    setSaving(false);
+    if (ok) setEditing(false);
+  };
+  const onKey = (e) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      cancel();
+    } else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+      save(e);
+    }
+  };
+
+  return html`
+    <article class=${'msg msg-user' + (highlighted ? ' is-highlighted' : '')} id=${'msg-' + msg.id} aria-label="Your message">
+      ${editing ? html`
+        <form class="msg-edit" onSubmit=${save}>
+          <label class="visually-hidden" for=${'edit-' + msg.id}>Edit your message</label>
+          <textarea id=${'edit-' + msg.id} class="input msg-edit-input" ref=${ta} value=${text}
+            onInput=${(e) => { setText(e.currentTarget.value); grow(e.currentTarget); }} onKeyDown=${onKey}></textarea>
+          <p class="msg-edit-note">Saving starts a new reply; the turns after this one are removed.</p>
+          <div class="msg-edit-actions">
+            <button type="button" class="btn btn-sm" onClick=${cancel}>Cancel</button>
+            <button type="submit" class="btn btn-sm btn-primary" disabled=${saving || !text.trim()}>Save and send</button>
+          </div>
+        </form>` : html`
+        <div class="msg-bubble"><p class="msg-text">${msg.content}</p></div>
+        <div class="msg-actions">
+          <button type="button" class="btn btn-ghost btn-sm" ref=${editBtn} onClick=${start} disabled=${!canEdit}
+            title=${canEdit ? 'Edit this message' : 'Wait for the reply to finish'}>
+            <${Icon} name="edit" /><span>Edit</span>
+          </button>
+          <button type="button" class="btn btn-ghost btn-sm" onClick=${() => onCopy(msg.content || '')}>
+            <${Icon} name="copy" /><span>Copy</span>
+          </button>
+        </div>`}
+    </article>`;
+}
+
+export function grow(el) {
+  if (!el) return;
+  el.style.height = 'auto';
+  el.style.height = el.scrollHeight + 2 + 'px';
+}
+
+// ---------- Assistant body (imperative) ----------
+
+/**
+ * AssistantBody owns the reasoning text and the HTML body. Preact renders
+ * it once; after that the DOM inside is written by a ReplyView (live) or
+ * once from Message.html (stored), so frames never re-set the whole body.
+ */
+class AssistantBody extends Component {
+  componentDidMount() {
+    this.bind();
+  }
+
+  shouldComponentUpdate(next) {
+    return next.state !== this.props.state || (!next.state && next.html !== this.props.html)
+      || (!next.state && next.reasoning !== this.props.reasoning);
+  }
+
+  componentDidUpdate() {
+    this.bind();
+  }
+
+  componentWillUnmount() {
+    if (this.view) this.view.destroy();
+  }
+
+  bind() {
+    if (this.view) this.view.destroy();
+    this.view = null;
+    const { state, onAnnounce, onSynced } = this.props;
+    if (state) {
+      this.view = new ReplyView(state, this.body, {
+        reasoningEl: this.reasoningText,
+        onAnnounce,
+        onSynced: () => {
+          this.details.hidden = state.reasoning === '';
+          if (onSynced) onSynced();
+        },
+      });
+    } else {
+      setSanitised(this.body, this.props.html || '');
+      typeset(this.body);
+      this.reasoningText.textContent = this.props.reasoning || '';
+      this.details.hidden = !this.props.reasoning;
+    }
+  }
+
+  render() {
+    return html`
+      <div class="msg-content">
+        <details class="reasoning" hidden ref=${(el) => { this.details = el; }}>
+          <summary class="reasoning-summary">Reasoning</summary>
+          <div class="reasoning-text" ref=${(el) => { this.reasoningText = el; }}></div>
+        </details>
+        <div class="msg-body md" ref=${(el) => { this.body = el; }}></div>
+      </div>`;
+  }
+}
+
+// ---------- Assistant turns ----------
+
+const STATUS_TEXT = {
+  stopped: 'Stopped.',
+  interrupted: 'This reply was interrupted.',
+  length: 'The reply hit the length limit.',
+};
+
+function statusLine(status, error) {
+  if (status === 'error') return error ? `The reply failed: ${error}` : 'The reply failed.';
+  return STATUS_TEXT[status] || '';
+}
+
+// What the chrome around the body depends on; the message re-renders only
+// when this changes, not on every frame.
+function signature(st) {
+  if (!st) return '';
+  // Metrics come with every frame but are only shown once the reply ends.
+  return [st.status, st.error, st.final ? JSON.stringify(st.metrics || null) : '', st.hasContent(), st.final].join('|');
+}
+
+export class AssistantMessage extends Component {
+  componentDidMount() {
+    this.watch();
+  }
+
+  componentDidUpdate(prev) {
+    if (prev.state !== this.props.state) this.watch();
+  }
+
+  componentWillUnmount() {
+    if (this.unsub) this.unsub();
+  }
+
+  watch() {
+    if (this.unsub) this.unsub();
+    this.unsub = null;
+    const st = this.props.state;
+    if (!st) return;
+    this.sig = signature(st);
+    this.unsub = st.subscribe(() => {
+      const s = signature(st);
+      if (s !== this.sig) {
+        this.sig = s;
+        this.forceUpdate();
+      }
+    });
+  }
+
+  render({ msg, state, isLast, chatBusy, onCopy, onRegenerate, onContinue, onAnnounce, onSynced, highlighted }) {
+    const status = state ? state.status : msg.status;
+    const error = state ? state.error : msg.error;
+    const metrics = state ? state.metrics : msg.metrics;
+    const streaming = status === 'streaming';
+    const hasContent = state ? state.hasContent() : !!(msg.html || msg.reasoning);
+    const line = statusLine(status, error);
+    const m = formatMetrics(metrics);
+    const canContinue = isLast && !chatBusy && (status === 'length' || status === 'interrupted');
+    const canRegenerate = isLast && !chatBusy && !streaming;
+    return html`
+      <article class=${'msg msg-assistant' + (highlighted ? ' is-highlighted' : '') + (streaming ? ' is-streaming' : '')}
+        id=${'msg-' + msg.id} aria-busy=${streaming ? 'true' : 'false'}
+        aria-label=${'Reply' + (msg.modelLabel ? ' from ' + msg.modelLabel : '')}>
+        ${msg.modelLabel ? html`<p class="msg-model" title=${formatDate(msg.createdAt)}>${msg.modelLabel}</p>` : null}
+        <${AssistantBody} state=${state} html=${msg.html} reasoning=${msg.reasoning}
+          onAnnounce=${onAnnounce} onSynced=${onSynced} />
+        ${streaming && !hasContent ? html`<p class="loading-line msg-waiting">Waiting for the first words…</p>` : null}
+        ${line ? html`<p class=${'msg-status' + (status === 'error' ? ' is-error' : '')}>${line}</p>` : null}
+        ${!streaming && (m.length > 0 || canContinue || canRegenerate || msg.content || hasContent) ? html`
+          <div class="msg-footer">
+            <div class="msg-actions">
+              <button type="button" class="btn btn-ghost btn-sm" onClick=${() => onCopy(msg)}>
+                <${Icon} name="copy" /><span>Copy</span>
+              </button>
+              ${canRegenerate && html`
+                <button type="button" class="btn btn-ghost btn-sm" onClick=${onRegenerate}>
+                  <${Icon} name="regenerate" /><span>Regenerate</span>
+                </button>`}
+              ${canContinue && html`
+                <button type="button" class="btn btn-ghost btn-sm" onClick=${onContinue}>
+                  <${Icon} name="continue" /><span>Continue</span>
+                </button>`}
+            </div>
+            ${m.length > 0 && html`<p class="msg-metrics" title=${metricsTitle(metrics)}>${m.join(' · ')}</p>`}
+          </div>` : null}
+      </article>`;
+  }
+}

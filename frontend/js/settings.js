@@ -1,0 +1,147 @@
+// settings.js — the settings screens: tabs for Connections, Models and
+// About (the instance details that used to be the home page).
+
+import { html, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
+import { call, ApiError } from './transport.js';
+import { hrefs } from './router.js';
+import { ConnectionsSettings } from './settings-connections.js';
+import { ModelsSettings } from './settings-models.js';
+import { formatBytes } from './format.js';
+
+const TABS = [
+  { id: 'connections', label: 'Connections' },
+  { id: 'models', label: 'Models' },
+  { id: 'about', label: 'About' },
+];
+
+export function SettingsView({ tab, sub, narrow }) {
+  useEffect(() => {
+    const t = TABS.find((x) => x.id === tab);
+    document.title = `${t ? t.label : 'Settings'} · Settings · LLeMbas`;
+  }, [tab]);
+  return html`
+    <div class="page page-wide">
+      <div class="page-head">
+        <h1 class="page-title" tabindex="-1">Settings</h1>
+      </div>
+      <nav class="tabs" aria-label="Settings sections">
+        ${TABS.map((t) => html`
+          <a class=${'tab' + (t.id === tab ? ' is-active' : '')} href=${hrefs.settings(t.id)}
+            aria-current=${t.id === tab ? 'page' : undefined}>${t.label}</a>`)}
+      </nav>
+      ${tab === 'connections' && html`<${ConnectionsSettings} sub=${sub} />`}
+      ${tab === 'models' && html`<${ModelsSettings} narrow=${narrow} />`}
+      ${tab === 'about' && html`<${InfoPanel} />`}
+    </div>`;
+}
+
+// ---------- About ----------
+
+function formatMode(mode) {
+  switch (mode) {
+    case 'desktop': return 'Desktop app';
+    case 'serve':
+    case 'server':
+      return 'Household server';
+    default: return mode ? String(mode) : 'Unknown';
+  }
+}
+
+const numberFormat = new Intl.NumberFormat('en');
+
+function Row({ label, id, children, mono }) {
+  return html`
+    <dt>${label}</dt>
+    <dd id=${id} class=${mono ? 'mono' : undefined}>${children}</dd>`;
+}
+
+function Counts({ counts }) {
+  const rows = counts && typeof counts === 'object' ? Object.entries(counts) : [];
+  if (rows.length === 0) return html`<span class="muted">No tables reported</span>`;
+  rows.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return html`
+    <table class="table" id="info-counts">
+      <caption class="visually-hidden">Rows per table</caption>
+      <thead><tr><th scope="col">Table</th><th scope="col" class="num">Rows</th></tr></thead>
+      <tbody>
+        ${rows.map(([table, n]) => html`
+          <tr key=${table}>
+            <td class="mono">${table}</td>
+            <td class="num">${typeof n === 'number' ? numberFormat.format(n) : String(n)}</td>
+          </tr>`)}
+      </tbody>
+    </table>`;
+}
+
+function BuildTags({ tags }) {
+  if (!Array.isArray(tags) || tags.length === 0) return html`<span class="muted">none</span>`;
+  return html`<ul class="chips" aria-label="Build tags">${tags.map((t) => html`<li class="chip" key=${t}>${String(t)}</li>`)}</ul>`;
+}
+
+function InfoCard({ info }) {
+  const text = (v) => (v === undefined || v === null || v === '' ? html`<span class="muted">unknown</span>` : String(v));
+  return html`
+    <section id="info" class="card" aria-labelledby="info-title">
+      <header class="card-header">
+        <div>
+          <h2 id="info-title" class="card-title">About this instance</h2>
+          ${info.instanceName ? html`<p class="card-subtitle">${String(info.instanceName)}</p>` : null}
+        </div>
+      </header>
+      <div class="card-body">
+        <dl class="kv">
+          <${Row} label="Version" id="info-version" mono>${text(info.version)}<//>
+          <${Row} label="Mode" id="info-mode">${formatMode(info.mode)}<//>
+          <${Row} label="Data directory" id="info-datadir" mono>${text(info.dataDir)}<//>
+          <${Row} label="Database" id="info-dbpath" mono>${text(info.dbPath)}<//>
+          <${Row} label="Database size" id="info-dbsize">${formatBytes(info.dbBytes)}<//>
+          <${Row} label="Encryption key" id="info-keysource">${text(info.keySource)}<//>
+          <${Row} label="Build tags" id="info-buildtags"><${BuildTags} tags=${info.buildTags} /><//>
+          <${Row} label="Row counts" id="info-rows"><${Counts} counts=${info.counts} /><//>
+        </dl>
+      </div>
+    </section>`;
+}
+
+function InfoError({ error, onRetry }) {
+  return html`
+    <section id="info" class="card error-card" role="alert" aria-labelledby="info-error-title">
+      <header class="card-header">
+        <h2 id="info-error-title" class="card-title">Could not load details about this instance</h2>
+      </header>
+      <div class="card-body">
+        <p class="error-message">${error.message}</p>
+        <p class="error-kind">Error kind: <code>${error.kind}</code></p>
+      </div>
+      <div class="card-actions">
+        <button type="button" class="btn btn-primary" onClick=${onRetry}>Retry</button>
+      </div>
+    </section>`;
+}
+
+export function InfoPanel() {
+  const [state, setState] = useState({ status: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    setState({ status: 'loading' });
+    call('App.Info').then(
+      (info) => { if (live) setState({ status: 'ready', info: info || {} }); },
+      (err) => {
+        if (!live) return;
+        const e = err instanceof ApiError ? err : new ApiError('internal', err && err.message);
+        setState({ status: 'error', error: e });
+      },
+    );
+    return () => { live = false; };
+  }, [attempt]);
+
+  const retry = useCallback(() => setAttempt((n) => n + 1), []);
+
+  if (state.status === 'loading') {
+    return html`<p class="loading-line" role="status" id="info-loading">Asking the lore-masters about this instance…</p>`;
+  }
+  if (state.status === 'error') return html`<${InfoError} error=${state.error} onRetry=${retry} />`;
+  return html`<${InfoCard} info=${state.info} />`;
+}

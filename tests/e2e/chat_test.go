@@ -1,0 +1,256 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
+)
+
+// api posts one facade call to the server under test.
+func api(t *testing.T, base, method string, out any, args ...any) {
+	t.Helper()
+	if args == nil {
+		args = []any{}
+	}
+	b, _ := json.Marshal(args)
+	resp, err := http.Post(base+"/api/"+method, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		var e map[string]any
+		json.NewDecoder(resp.Body).Decode(&e)
+		t.Fatalf("%s: %d %v", method, resp.StatusCode, e)
+	}
+	if out != nil {
+		json.NewDecoder(resp.Body).Decode(out)
+	}
+}
+
+// chatApp is a server with a connection to a fake endpoint, open in Chromium.
+type chatApp struct {
+	t    *testing.T
+	base string
+	llm  *fakellm.Server
+	ctx  context.Context
+	pe   *pageErrors
+}
+
+func newChatApp(t *testing.T) *chatApp {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	_, base := harness.Serve(t, bin, t.TempDir())
+	a := &chatApp{t: t, base: base, llm: fakellm.New(t)}
+	api(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
+	a.ctx = harness.Browser(t)
+	a.pe = watchErrors(t, a.ctx)
+	a.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
+	a.waitJS(`!!document.querySelector('#composer-input')`)
+	return a
+}
+
+func (a *chatApp) do(steps ...chromedp.Action[chromedp.Void]) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(a.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		a.shot("failure")
+		a.t.Fatal(err)
+	}
+}
+
+func (a *chatApp) js(expr string) any {
+	a.t.Helper()
+	v, err := chromedp.Run(a.ctx, chromedp.Evaluate[any](expr))
+	if err != nil {
+		a.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// waitJS polls a JavaScript condition.
+func (a *chatApp) waitJS(cond string) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(a.ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond)); err != nil {
+		a.shot("failure")
+		body, _ := chromedp.Run(a.ctx, chromedp.Evaluate[string](`document.querySelector('#main')?.innerText ?? ''`))
+		a.t.Fatalf("waiting for %s: %v\npage:\n%.2000s", cond, err, body)
+	}
+}
+
+func (a *chatApp) shot(name string) {
+	if png, err := chromedp.Run(a.ctx, chromedp.FullScreenshot(80)); err == nil {
+		p := harness.ArtifactDir(a.t) + "/chat-" + name + ".png"
+		os.WriteFile(p, png, 0o644)
+		a.t.Logf("screenshot %s", p)
+	}
+}
+
+func (a *chatApp) send(text string) {
+	a.t.Helper()
+	a.do(chromedp.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), text+kb.Enter))
+}
+
+// lastReply is the last assistant message's text.
+const lastReply = `(() => { const m = [...document.querySelectorAll('.msg-assistant')].pop(); return m ? m.innerText : ''; })()`
+
+func (a *chatApp) waitReplyIdle() {
+	a.waitJS(`(() => { const m = [...document.querySelectorAll('.msg-assistant')].pop(); return !!m && !m.classList.contains('is-streaming'); })()`)
+}
+
+func TestChatInChromium(t *testing.T) {
+	a := newChatApp(t)
+
+	t.Run("send and stream with reasoning, code and math", func(t *testing.T) {
+		a.llm.Enqueue(fakellm.NewStream().Reasoning("Considering ", "the question.").
+			Content("Here is code:\n\n", "```go\nfunc main() {}\n```\n\n", "and math $x^2$ ", "done.").Reply().Every(30 * time.Millisecond))
+		a.send("Hello there")
+		a.waitJS(`location.hash.startsWith('#/chat/')`)
+		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('Hello there')`)
+		a.waitReplyIdle()
+		a.waitJS(lastReply + `.includes('done.')`)
+		if n := a.js(`document.querySelectorAll('.msg-assistant .code-block').length`); n != float64(1) {
+			t.Errorf("code blocks: %v", n)
+		}
+		a.waitJS(`!!document.querySelector('.msg-assistant .katex')`)
+		a.waitJS(`document.querySelector('.msg-assistant details.reasoning')?.innerText.includes('Reasoning')`)
+		a.shot("reply")
+	})
+
+	t.Run("stop keeps what arrived", func(t *testing.T) {
+		a.llm.Enqueue(fakellm.Stream("partial ", "words ", "never ", "finished").StallAfter(3))
+		a.send("Tell me a long story")
+		a.waitJS(lastReply + `.includes('words')`)
+		a.waitJS(`/stop/i.test(document.querySelector('#composer-button')?.innerText || '')`)
+		a.do(chromedp.Click(chromedp.CSS("#composer-button")))
+		a.waitReplyIdle()
+		a.waitJS(`/stopped/i.test(` + lastReply + `)`)
+	})
+
+	t.Run("reload mid-reply reattaches", func(t *testing.T) {
+		var pieces []string
+		for i := 1; i <= 40; i++ {
+			pieces = append(pieces, fmt.Sprintf("w%02d ", i))
+		}
+		a.llm.Enqueue(fakellm.Stream(pieces...).Every(50 * time.Millisecond))
+		a.send("Count slowly")
+		a.waitJS(lastReply + `.includes('w05')`)
+		a.do(chromedp.Reload())
+		a.waitJS(`!!document.querySelector('.msg-assistant')`)
+		a.waitReplyIdle()
+		a.waitJS(lastReply + `.includes('w40')`)
+		if got := a.js(lastReply).(string); !strings.Contains(got, "w01 w02") {
+			t.Errorf("reattached reply lost its start: %q", got)
+		}
+	})
+
+	t.Run("regenerate replaces the last reply", func(t *testing.T) {
+		a.llm.Enqueue(fakellm.Stream("a fresh answer"))
+		a.do(chromedp.Click(chromedp.Search(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Regenerate')]`)))
+		a.waitJS(lastReply + `.includes('a fresh answer')`)
+		a.waitReplyIdle()
+	})
+
+	t.Run("endpoint error is shown in plain words", func(t *testing.T) {
+		a.llm.Enqueue(fakellm.Status(http.StatusUnauthorized, ""))
+		a.send("Will this fail?")
+		a.waitReplyIdle()
+		a.waitJS(`/key/i.test(` + lastReply + `)`)
+	})
+
+	t.Run("length cut-off offers Continue", func(t *testing.T) {
+		a.llm.Enqueue(fakellm.NewStream().Content("cut").Finish("length").Reply())
+		a.send("Be long")
+		a.waitReplyIdle()
+		a.llm.Enqueue(fakellm.Stream(" off here"))
+		a.do(chromedp.Click(chromedp.Search(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Continue')]`)))
+		a.waitJS(lastReply + `.includes('cut off here')`)
+		a.waitReplyIdle()
+	})
+
+	t.Run("edit rewinds", func(t *testing.T) {
+		before := a.js(`document.querySelectorAll('.msg').length`).(float64)
+		if before < 4 {
+			t.Fatalf("only %v messages", before)
+		}
+		a.llm.Enqueue(fakellm.Stream("answer to the edit"))
+		a.do(chromedp.Click(chromedp.Search(`(//article[contains(@class,'msg-user')])[1]//button[contains(., 'Edit')]`)))
+		a.waitJS(`!!document.querySelector('.msg-edit textarea')`)
+		a.js(`(() => { const ta = document.querySelector('.msg-edit textarea'); const set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set; set.call(ta, 'Edited first turn'); ta.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`)
+		a.do(chromedp.Click(chromedp.Search(`//form[contains(@class,'msg-edit')]//button[@type='submit']`)))
+		a.waitJS(`document.querySelectorAll('.msg').length === 2`)
+		a.waitJS(lastReply + `.includes('answer to the edit')`)
+		a.waitReplyIdle()
+	})
+
+	t.Run("switch chats and come back", func(t *testing.T) {
+		hash := a.js(`location.hash`).(string)
+		a.llm.Enqueue(fakellm.Stream("second chat reply"))
+		a.do(chromedp.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
+		a.waitJS(`!location.hash.startsWith('` + hash + `')`)
+		a.send("A second chat")
+		a.waitJS(lastReply + `.includes('second chat reply')`)
+		a.do(chromedp.Navigate(a.base + "/" + hash))
+		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('Edited first turn')`)
+	})
+
+	t.Run("search jumps to the message", func(t *testing.T) {
+		a.do(chromedp.Click(chromedp.CSS("#chat-search")), chromedp.SendKeys(chromedp.CSS("#chat-search"), "second"))
+		a.waitJS(`document.querySelectorAll('.search-hit').length > 0`)
+		a.do(chromedp.Click(chromedp.CSS(".search-hit")))
+		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('A second chat')`)
+	})
+	a.pe.check(t, "status of 401", "status of 409")
+}
+
+// TestModelOutputCannotRunScript streams XSS payloads as model output and
+// checks that nothing runs.
+func TestModelOutputCannotRunScript(t *testing.T) {
+	a := newChatApp(t)
+	payloads, err := os.ReadFile(harness.RepoRoot() + "/testdata/xss/payloadbox-xss-payload-list.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(payloads), "\n")
+	var sample []string
+	for i := 0; i < len(lines); i += max(1, len(lines)/150) {
+		sample = append(sample, lines[i])
+	}
+	sample = append(sample,
+		"[click](javascript:window.__pwned=1)", "[x](&#106;avascript:window.__pwned=1)",
+		"<img src=x onerror=\"window.__pwned=1\">", "![remote](https://evil.example/p.png)",
+		`<a id="go">go</a>`, "# location", "<svg onload=window.__pwned=1>",
+		"```\"><script>window.__pwned=1</script>\n```")
+	a.js(`(() => { window.__pwned = 0; window.alert = window.confirm = window.prompt = () => { window.__pwned = 2; }; return true; })()`)
+	a.llm.Enqueue(fakellm.Stream(strings.Join(sample, "\n\n")))
+	a.send("Show me hostile output")
+	a.waitReplyIdle()
+	time.Sleep(500 * time.Millisecond)
+	if v := a.js(`window.__pwned`); v != float64(0) {
+		t.Fatalf("model output ran script: __pwned = %v", v)
+	}
+	if v := a.js(`document.querySelectorAll('.msg-assistant script, .msg-assistant iframe, .msg-assistant [onerror], .msg-assistant [onload]').length`); v != float64(0) {
+		t.Errorf("dangerous elements in the reply: %v", v)
+	}
+	if v := a.js(`typeof window.go`); v != "undefined" {
+		t.Errorf("model output clobbered window.go: %v", v)
+	}
+	if v := a.js(`[...document.querySelectorAll('.msg-assistant img')].filter(i => /^https?:/.test(i.getAttribute('src') || '')).length`); v != float64(0) {
+		t.Errorf("remote images loaded: %v", v)
+	}
+}
