@@ -63,7 +63,7 @@ bench:
 ## screenshots: regenerate docs/screenshots (the desktop app under Xvfb, the browser in Chromium, both themes)
 screenshots:
 	@build/deps.sh test
-	LEMBAS_ARTIFACTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run 'TestDesktopApp|TestShellInChromium' ./tests/desktop ./tests/e2e
+	LEMBAS_ARTIFACTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run 'TestDesktopApp|TestShellInChromium|TestChatInChromium' ./tests/desktop ./tests/e2e
 
 ## lint: formatting, vet, import rules, vendored hashes, JS syntax
 lint:

@@ -7,7 +7,7 @@
 //   #/settings/models
 //   #/settings/about
 
-import { useState, useEffect } from '../vendor/htm-preact/standalone.module.js';
+import { useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
 
 /** parse turns a location hash into a route object. */
 export function parse(hash) {
@@ -58,10 +58,14 @@ export function takeIntent(key) {
 
 /** useRoute re-renders on every hash change. */
 export function useRoute() {
+  const initialHash = useRef(location.hash);
   const [route, setRoute] = useState(() => ({ ...parse(location.hash), n: 0 }));
   useEffect(() => {
     const update = () => setRoute((r) => ({ ...parse(location.hash), n: r.n + 1 }));
     window.addEventListener('hashchange', update);
+    // A route change between the first render and this subscription (a
+    // replaceRoute right after start-up) fired no event we could hear.
+    if (location.hash !== initialHash.current) update();
     return () => window.removeEventListener('hashchange', update);
   }, []);
   return route;

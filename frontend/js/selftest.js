@@ -36,12 +36,53 @@ async function waitForText(selector, text) {
     if (el && el.textContent.includes(text)) return el.textContent;
     await new Promise((r) => setTimeout(r, 50));
   }
-  return document.querySelector(selector)?.textContent ?? '(missing)';
+  const main = document.querySelector('#main');
+  return document.querySelector(selector)?.textContent ?? `(missing at ${location.hash}: ${(main ? main.innerText : '').replace(/\s+/g, ' ').slice(0, 200)})`;
+}
+
+function until(cond, ms = 20000) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const tick = () => {
+      let v;
+      try { v = cond(); } catch { v = false; }
+      if (v) return resolve(v);
+      if (Date.now() - started > ms) return reject(new Error('timed out waiting'));
+      setTimeout(tick, 50);
+    };
+    tick();
+  });
+}
+
+// chatStep sends a message through the real composer and waits for the
+// streamed reply, when the test has set up a model (otherwise it is skipped).
+async function chatStep() {
+  const models = await call('Models.Picker');
+  if (!models.length) return;
+  location.hash = '#/';
+  const box = await until(() => document.querySelector('#composer-input'));
+  const setValue = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set;
+  setValue.call(box, 'Hello from the self-test');
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+  // Let the composer re-render with the text before pressing Enter, as
+  // typing would.
+  await new Promise((r) => setTimeout(r, 100));
+  box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', code: 'Enter', keyCode: 13, bubbles: true, cancelable: true }));
+  const done = () => {
+    const m = [...document.querySelectorAll('.msg-assistant')].pop();
+    return m && !m.classList.contains('is-streaming') && m.querySelector('.msg-body')?.innerText.trim() ? m : null;
+  };
+  const reply = await until(done).catch((e) => {
+    const main = document.querySelector('#main');
+    throw new Error(`${e.message} at ${location.hash}: ${(main ? main.innerText : '').replace(/\s+/g, ' ').slice(0, 300)}`);
+  });
+  await report('chat', location.hash.startsWith('#/chat/'), reply.querySelector('.msg-body').innerText.replace(/\s+/g, ' ').slice(0, 200));
 }
 
 export async function run(info) {
   try {
     await report('transport', isDesktop() === (info.mode === 'desktop'), `${isDesktop() ? 'bridge' : 'http'} for mode ${info.mode}`);
+    location.hash = '#/settings/about';
     const shown = await waitForText('#info-datadir', info.dataDir);
     await report('rendered', shown.includes(info.dataDir), shown);
     await report('theme', true, document.documentElement.dataset.theme);
@@ -64,6 +105,7 @@ export async function run(info) {
     const api = await fetch('/api/App.Info', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[]' });
     const body = api.ok ? await api.json() : {};
     await report('handler-api', body.dataDir === info.dataDir, api.status);
+    await chatStep();
     await report('done', true, '');
   } catch (e) {
     await report('error', false, e && e.message).catch(() => {});

@@ -10,7 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llembas/lembas/backend/chat"
+	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/core"
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/frontend"
 	"github.com/llembas/lembas/tests/harness"
 )
 
@@ -27,6 +33,11 @@ func TestDesktopApp(t *testing.T) {
 	display := harness.Xvfb(t)
 	dataDir := t.TempDir()
 	env := harness.Env(dataDir, "DISPLAY="+display, "LEMBAS_SELFTEST=1", "XDG_RUNTIME_DIR=")
+	// A connection to a fake endpoint, so the self-test can send a message
+	// through the composer and watch the reply stream in.
+	llm := fakellm.New(t)
+	llm.SetDefault(fakellm.Stream("Streamed ", "into the ", "desktop window.").Every(20 * time.Millisecond))
+	seedConnection(t, dataDir, llm.URL())
 
 	var seen []string
 	for i := 0; i < 2; i++ {
@@ -41,7 +52,7 @@ func TestDesktopApp(t *testing.T) {
 		if fails := harness.Lines(out, "selftest FAIL"); len(fails) > 0 {
 			t.Fatalf("self-test failures:\n%s", strings.Join(fails, "\n"))
 		}
-		for _, step := range []string{"transport bridge for mode desktop", "rendered", "event", "panic internal", "after-panic", "asset", "handler-api", "done"} {
+		for _, step := range []string{"transport bridge for mode desktop", "rendered", "event", "panic internal", "after-panic", "asset", "handler-api", "chat Streamed into the desktop window.", "done"} {
 			if !strings.Contains(out, "selftest PASS "+step) {
 				t.Errorf("step %q did not pass", step)
 			}
@@ -105,6 +116,24 @@ func besideRunningApp(t *testing.T, bin string, env []string, app *harness.Proc,
 			t.Fatal(err)
 		}
 	})
+}
+
+// seedConnection adds a connection to the fake endpoint, as the settings
+// page would, before the app starts.
+func seedConnection(t *testing.T, dataDir, url string) {
+	t.Helper()
+	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
+	cfg.DataDir, cfg.NoKeychain = dataDir, true
+	harness.Must(t, cfg.Validate(), "config")
+	c, err := core.Open(context.Background(), cfg, core.Options{Mode: core.Desktop, Files: frontend.FS()})
+	harness.Must(t, err, "open instance")
+	defer c.Close()
+	v, err := c.Chat.CreateConnection(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
+		chat.ConnectionInput{Name: "Fake", BaseURL: url})
+	harness.Must(t, err, "create connection")
+	if v.ModelCount == 0 {
+		t.Fatalf("connection has no models: %+v", v)
+	}
 }
 
 // setTheme stores the owner's theme between runs, as the theme switch does.
