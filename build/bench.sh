@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench . -benchmem -count 3 \
-  ./backend/api ./backend/events ./backend/core ./backend/store ./tests/cli | tee "$out"
+  ./backend/api ./backend/events ./backend/core ./backend/render ./backend/store ./tests/cli | tee "$out"
+# Opening a 2,000-message chat against a 20-message one, in Chromium against
+# the real server (skipped without Chromium, so its figure reads n/a).
+go test -run '^$' -bench LongChatOpen -count 3 ./tests/e2e | tee -a "$out"
 
 # median NAME COLUMN-UNIT: the median of the value before UNIT on the
 # benchmark's lines.
@@ -26,6 +29,11 @@ echo "figure serve_start_ms $(median ServeStart ms/start) ms"
 echo "figure server_binary_mb $(median ServerBinarySize MB) MB"
 echo "figure added_ttft_p50_ms $(median AddedTTFT p50_ms) ms"
 echo "figure added_ttft_p99_ms $(median AddedTTFT p99_ms) ms"
+echo "figure render_amplification $(median RenderAmplification/coalesced render_amplification) x"
+echo "figure follower_bytes_ratio $(median FollowerBytes/coalesced follower_bytes_ratio) x"
+echo "figure search_p95_ms_100k $(median Search100k p95_ms) ms"
+echo "figure search_speedup_vs_like $(median Search100k speedup_vs_like) x"
+echo "figure long_chat_open_ratio $(median LongChatOpen long_chat_open_ratio) x"
 
 # Streaming under load: 50 replies at 100 tokens/s each against the real
 # server binary (build/loadtool), median of three runs. The per-run details
