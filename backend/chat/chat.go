@@ -8,9 +8,11 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -363,69 +365,29 @@ func buildRequest(chat store.Chat, model store.Model, instancePrompt string, pat
 		// turn, plus a nudge: most chat templates cannot resume a turn.
 		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: "Continue exactly where your last reply stopped, without repeating anything."})
 	}
-	p := mergeParams(chat.Params, model.Params)
-	if p.Temperature != nil {
-		req.Params["temperature"] = *p.Temperature
-	}
-	if p.TopP != nil {
-		req.Params["top_p"] = *p.TopP
-	}
-	if p.TopK != nil {
-		req.Params["top_k"] = *p.TopK
-	}
-	if p.MinP != nil {
-		req.Params["min_p"] = *p.MinP
-	}
-	if p.MaxTokens != nil {
-		req.Params["max_tokens"] = *p.MaxTokens
-	}
-	if p.PresencePenalty != nil {
-		req.Params["presence_penalty"] = *p.PresencePenalty
-	}
-	if p.FrequencyPenalty != nil {
-		req.Params["frequency_penalty"] = *p.FrequencyPenalty
-	}
-	if p.Seed != nil {
-		req.Params["seed"] = *p.Seed
-	}
-	if p.ReasoningEffort != nil {
-		req.ReasoningEffort = *p.ReasoningEffort
+	// Params' JSON names are the request's: the chat's fields override the
+	// model's, and an empty effort means none.
+	for k, v := range mergeParams(chat.Params, model.Params) {
+		if k == "reasoning_effort" {
+			if e, _ := v.(string); e != "" {
+				req.ReasoningEffort = e
+			}
+			continue
+		}
+		req.Params[k] = v
 	}
 	return req
 }
 
-// mergeParams takes each field from the chat, else the model.
-func mergeParams(chat, model store.Params) store.Params {
-	out := model
-	if chat.Temperature != nil {
-		out.Temperature = chat.Temperature
-	}
-	if chat.TopP != nil {
-		out.TopP = chat.TopP
-	}
-	if chat.TopK != nil {
-		out.TopK = chat.TopK
-	}
-	if chat.MinP != nil {
-		out.MinP = chat.MinP
-	}
-	if chat.MaxTokens != nil {
-		out.MaxTokens = chat.MaxTokens
-	}
-	if chat.PresencePenalty != nil {
-		out.PresencePenalty = chat.PresencePenalty
-	}
-	if chat.FrequencyPenalty != nil {
-		out.FrequencyPenalty = chat.FrequencyPenalty
-	}
-	if chat.Seed != nil {
-		out.Seed = chat.Seed
-	}
-	if chat.ReasoningEffort != nil {
-		out.ReasoningEffort = chat.ReasoningEffort
-	}
-	if out.ReasoningEffort != nil && *out.ReasoningEffort == "" {
-		out.ReasoningEffort = nil
+// mergeParams takes each parameter from the chat, else the model, as the
+// request fields they are named after.
+func mergeParams(chat, model store.Params) map[string]any {
+	out := map[string]any{}
+	for _, p := range []store.Params{model, chat} {
+		b, _ := json.Marshal(p)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		maps.Copy(out, m)
 	}
 	return out
 }

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,29 +16,6 @@ import (
 	"github.com/llembas/lembas/tests/harness"
 )
 
-// callAPI posts a facade call to a running server and decodes the result.
-func callAPI(t *testing.T, base, method string, out any, args ...any) {
-	t.Helper()
-	if args == nil {
-		args = []any{}
-	}
-	b, _ := json.Marshal(args)
-	resp, err := http.Post(base+"/api/"+method, "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		var e map[string]any
-		json.NewDecoder(resp.Body).Decode(&e)
-		t.Fatalf("%s: %d %v", method, resp.StatusCode, e)
-	}
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("%s: decode: %v", method, err)
-		}
-	}
-}
 
 // slowEndpoint streams numbered words every 10 ms and counts what it has
 // flushed, so the test knows exactly how much had reached the server when
@@ -85,9 +60,9 @@ func TestKillDuringReplyLosesAtMostAQuarterSecond(t *testing.T) {
 
 	p, base := harness.Serve(t, bin, dataDir)
 	var conn struct{ ID int64 }
-	callAPI(t, base, "Connections.Create", &conn, map[string]any{"name": "slow", "baseUrl": ep.URL + "/v1"})
+	harness.API(t, base, "Connections.Create", &conn, map[string]any{"name": "slow", "baseUrl": ep.URL + "/v1"})
 	var models []struct{ ID int64 }
-	callAPI(t, base, "Models.Picker", &models)
+	harness.API(t, base, "Models.Picker", &models)
 	if len(models) != 1 {
 		t.Fatalf("models %v", models)
 	}
@@ -95,7 +70,7 @@ func TestKillDuringReplyLosesAtMostAQuarterSecond(t *testing.T) {
 		Chat      struct{ ID int64 }
 		Assistant struct{ ID int64 }
 	}
-	callAPI(t, base, "Chats.Send", &turn, map[string]any{"modelId": models[0].ID, "content": "count for me"})
+	harness.API(t, base, "Chats.Send", &turn, map[string]any{"modelId": models[0].ID, "content": "count for me"})
 
 	time.Sleep(1500 * time.Millisecond)
 	p.Cmd.Process.Signal(syscall.SIGKILL)
@@ -114,7 +89,7 @@ func TestKillDuringReplyLosesAtMostAQuarterSecond(t *testing.T) {
 			Status  string
 		}
 	}
-	callAPI(t, base, "Chats.Messages", &page, turn.Chat.ID, 0, 10)
+	harness.API(t, base, "Chats.Messages", &page, turn.Chat.ID, 0, 10)
 	if len(page.Messages) != 2 {
 		t.Fatalf("messages after restart: %+v", page.Messages)
 	}
@@ -140,11 +115,11 @@ func TestKillDuringReplyLosesAtMostAQuarterSecond(t *testing.T) {
 
 	// The interrupted reply can be continued.
 	var cont struct{ ID int64 }
-	callAPI(t, base, "Chats.Continue", &cont, turn.Chat.ID)
+	harness.API(t, base, "Chats.Continue", &cont, turn.Chat.ID)
 	if cont.ID != reply.ID {
 		t.Errorf("continue made message %d, want %d", cont.ID, reply.ID)
 	}
-	callAPI(t, base, "Chats.Stop", nil, turn.Chat.ID)
+	harness.API(t, base, "Chats.Stop", nil, turn.Chat.ID)
 
 	db, err := sql.Open("sqlite", filepath.Join(dataDir, "lembas.db")+"?_pragma=query_only(1)")
 	if err != nil {

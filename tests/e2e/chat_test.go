@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,27 +16,6 @@ import (
 	"github.com/llembas/lembas/tests/harness"
 )
 
-// api posts one facade call to the server under test.
-func api(t *testing.T, base, method string, out any, args ...any) {
-	t.Helper()
-	if args == nil {
-		args = []any{}
-	}
-	b, _ := json.Marshal(args)
-	resp, err := http.Post(base+"/api/"+method, "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		var e map[string]any
-		json.NewDecoder(resp.Body).Decode(&e)
-		t.Fatalf("%s: %d %v", method, resp.StatusCode, e)
-	}
-	if out != nil {
-		json.NewDecoder(resp.Body).Decode(out)
-	}
-}
 
 // chatApp is a server with a connection to a fake endpoint, open in Chromium.
 type chatApp struct {
@@ -54,7 +31,7 @@ func newChatApp(t *testing.T) *chatApp {
 	bin := harness.Build(t, "", "CGO_ENABLED=0")
 	_, base := harness.Serve(t, bin, t.TempDir())
 	a := &chatApp{t: t, base: base, llm: fakellm.New(t)}
-	api(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
+	harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
 	a.ctx = harness.Browser(t)
 	a.pe = watchErrors(t, a.ctx)
 	a.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))

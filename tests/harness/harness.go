@@ -7,8 +7,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -255,3 +257,28 @@ func Must(t testing.TB, err error, what string) {
 
 // Sprintf re-exported so callers need not import fmt for one message.
 var Sprintf = fmt.Sprintf
+
+// API posts one facade call to a running server (base URL) and decodes its
+// result into out (when not nil). A non-200 answer fails the test.
+func API(t testing.TB, base, method string, out any, args ...any) {
+	t.Helper()
+	if args == nil {
+		args = []any{}
+	}
+	b, _ := json.Marshal(args)
+	resp, err := http.Post(base+"/api/"+method, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e map[string]any
+		json.NewDecoder(resp.Body).Decode(&e)
+		t.Fatalf("%s: %d %v", method, resp.StatusCode, e)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("%s: decode: %v", method, err)
+		}
+	}
+}
