@@ -16,7 +16,6 @@ import (
 	"github.com/llembas/lembas/tests/harness"
 )
 
-
 // slowEndpoint streams numbered words every 10 ms and counts what it has
 // flushed, so the test knows exactly how much had reached the server when
 // it was killed.

@@ -16,7 +16,6 @@ import (
 	"github.com/llembas/lembas/tests/harness"
 )
 
-
 // chatApp is a server with a connection to a fake endpoint, open in Chromium.
 type chatApp struct {
 	t    *testing.T
