@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,11 +75,15 @@ func (s *Service) Notify(user ids.UserID, chat ids.ChatID, change string) {
 // MaxMessage bounds one user turn (1 MiB of text is far beyond any context).
 const MaxMessage = 1 << 20
 
-// SendInput is a user's turn. ChatID 0 starts a new chat.
+// SendInput is a user's turn. ChatID 0 starts a new chat, which may start
+// with its own parameters and system prompt (ignored for an existing chat:
+// Chats.Update changes those).
 type SendInput struct {
-	ChatID  ids.ChatID  `json:"chatId,omitempty"`
-	ModelID ids.ModelID `json:"modelId,omitempty"`
-	Content string      `json:"content"`
+	ChatID       ids.ChatID    `json:"chatId,omitempty"`
+	ModelID      ids.ModelID   `json:"modelId,omitempty"`
+	Content      string        `json:"content"`
+	Params       *store.Params `json:"params,omitempty"`
+	SystemPrompt string        `json:"systemPrompt,omitempty"`
 }
 
 // Turn is what Send and Edit return.
@@ -118,7 +123,14 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 			return Turn{}, err
 		}
 		mid := in.ModelID
-		chat, userMsg, err = s.db.CreateChat(ctx, user, store.NewChat{ModelID: &mid},
+		nc := store.NewChat{ModelID: &mid, SystemPrompt: in.SystemPrompt}
+		if in.Params != nil {
+			if e := in.Params.ReasoningEffort; e != nil && *e != "" && !slices.Contains(llm.Efforts, *e) {
+				return Turn{}, apperr.New(apperr.Invalid, "unknown reasoning effort %q (want %s)", *e, strings.Join(llm.Efforts, ", "))
+			}
+			nc.Params = *in.Params
+		}
+		chat, userMsg, err = s.db.CreateChat(ctx, user, nc,
 			store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal})
 		if err != nil {
 			return Turn{}, storeErr(err, "chat")

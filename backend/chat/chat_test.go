@@ -173,8 +173,8 @@ func TestSendStreamsAndStoresTheReply(t *testing.T) {
 	e.llm.Enqueue(fakellm.Stream("Again."))
 	e.send(turn.Chat.ID, "And again")
 	e.wait(turn.Chat.ID)
-	reqs = e.llm.Requests()
-	body := string(reqs[len(reqs)-1].Body)
+	second, _ := json.Marshal(e.streamed())
+	body := string(second)
 	if strings.Contains(body, "Thinking") || !strings.Contains(body, "Hello, **Frodo**!") || !strings.Contains(body, "And again") {
 		t.Errorf("second request body %s", body)
 	}
@@ -204,6 +204,20 @@ func TestStopAbortsUpstreamAndKeepsText(t *testing.T) {
 	if m := e.last(turn.Chat.ID); m.Content != "partial answer  and the rest." && !strings.HasSuffix(m.Content, "and the rest.") {
 		t.Errorf("continued: %q", m.Content)
 	}
+}
+
+// streamed returns the body of the last streamed chat request (automatic
+// titles are separate, non-streamed requests that may come after it).
+func (e *env) streamed() map[string]any {
+	e.t.Helper()
+	reqs := e.llm.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].JSON["stream"] == true {
+			return reqs[i].JSON
+		}
+	}
+	e.t.Fatal("no streamed request")
+	return nil
 }
 
 func (e *env) liveText(chat ids.ChatID) string {
@@ -323,8 +337,7 @@ func TestEffortAndParamsPrecedence(t *testing.T) {
 	e.llm.Enqueue(fakellm.Stream("ok"))
 	e.send(turn.Chat.ID, "again")
 	e.wait(turn.Chat.ID)
-	reqs := e.llm.Requests()
-	j := reqs[len(reqs)-1].JSON
+	j := e.streamed()
 	if j["temperature"] != 0.9 || j["max_tokens"] != float64(64) || j["reasoning_effort"] != "high" {
 		t.Errorf("request params %v", j)
 	}
@@ -482,5 +495,29 @@ func TestFollowersEndWithTheFinalHTML(t *testing.T) {
 	}
 	if !strings.Contains(final.Full, `class="math`) || !strings.Contains(final.Full, "<table>") || !strings.Contains(final.Full, "code-block") {
 		t.Errorf("final HTML lacks math, table or code block: %s", final.Full)
+	}
+}
+
+func TestNewChatStartsWithItsOwnSettings(t *testing.T) {
+	e := setup(t)
+	temp, effort := 0.3, "low"
+	e.llm.Enqueue(fakellm.Stream("ok"))
+	turn, err := e.c.Chat.Send(context.Background(), e.user, chat.SendInput{ModelID: e.model, Content: "hi",
+		Params: &store.Params{Temperature: &temp, ReasoningEffort: &effort}, SystemPrompt: "Be brief."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	j := e.streamed()
+	if j["temperature"] != 0.3 || j["reasoning_effort"] != "low" {
+		t.Errorf("request %v", j)
+	}
+	if first := j["messages"].([]any)[0].(map[string]any); first["content"] != "Be brief." {
+		t.Errorf("system prompt %v", first)
+	}
+	bad := "extreme"
+	if _, err := e.c.Chat.Send(context.Background(), e.user, chat.SendInput{ModelID: e.model, Content: "hi",
+		Params: &store.Params{ReasoningEffort: &bad}}); err == nil {
+		t.Error("an unknown effort was accepted")
 	}
 }

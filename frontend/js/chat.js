@@ -89,6 +89,8 @@ export function ChatView({ chatId, narrow }) {
   const [showJump, setShowJump] = useState(false);
   const [highlightId, setHighlightId] = useState(0);
   const [renaming, setRenaming] = useState(false);
+  // Settings chosen on the new-chat screen, sent with the first message.
+  const [pendingSettings, setPendingSettings] = useState({});
   const [newModelId, setNewModelId] = useState(() => {
     const want = takeIntent('modelId');
     if (want) return want;
@@ -426,7 +428,8 @@ export function ChatView({ chatId, narrow }) {
   const send = async (text) => {
     if (isNew) {
       try {
-        const r = await call('Chats.Send', { modelId: modelId || undefined, content: text });
+        const r = await call('Chats.Send', { modelId: modelId || undefined, content: text, ...pendingSettings });
+        setPendingSettings({});
         storage(NEW_DRAFT_KEY, null);
         handoff.set(r.chat.id, { chat: r.chat, messages: [r.user, r.assistant] });
         refreshChats();
@@ -580,6 +583,13 @@ export function ChatView({ chatId, narrow }) {
   };
 
   const saveSettings = async (patch) => {
+    if (isNew) {
+      // The chat does not exist yet: its settings travel with the first
+      // message.
+      setPendingSettings(patch);
+      toast('These settings will apply to the new chat.', { timeout: 2500 });
+      return true;
+    }
     try {
       const c = await call('Chats.Update', chatId, patch);
       setChat((old) => ({ ...old, ...c }));
@@ -668,7 +678,7 @@ export function ChatView({ chatId, narrow }) {
         <div class="chat-tools">
           <${ModelPicker} models=${store.models} value=${modelId} onChange=${changeModel} compact=${narrow}
             disabled=${!store.modelsLoaded || store.models.length === 0} />
-          <${ChatSettings} key=${chatId || 'new'} chat=${chat} efforts=${store.efforts} onSave=${saveSettings} disabled=${isNew || !chat} />
+          <${ChatSettings} key=${chatId || 'new'} chat=${isNew ? pendingSettings : chat} efforts=${store.efforts} onSave=${saveSettings} disabled=${!isNew && !chat} />
         </div>
       </header>
       <div class="chat-scroll" ref=${scroller} onScroll=${onScroll} onClick=${onTranscriptClick}

@@ -191,6 +191,27 @@ func TestChatInChromium(t *testing.T) {
 		a.do(chromedp.Click(chromedp.CSS(".search-hit")))
 		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('A second chat')`)
 	})
+	t.Run("settings chosen before the first message apply", func(t *testing.T) {
+		a.do(chromedp.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
+		a.waitJS(`!location.hash.startsWith('#/chat/')`)
+		a.do(chromedp.Click(chromedp.CSS(`button[aria-label="Chat settings"]`)))
+		a.waitJS(`!!document.querySelector('#chat-system-prompt')`)
+		a.do(chromedp.SendKeys(chromedp.CSS("#chat-system-prompt"), "Answer like a hobbit."),
+			chromedp.Click(chromedp.Search(`//form[.//textarea[@id='chat-system-prompt']]//button[@type='submit']`)))
+		a.waitJS(`!document.querySelector('#chat-system-prompt')`)
+		a.llm.Enqueue(fakellm.Stream("Second breakfast."))
+		a.send("What is for breakfast?")
+		a.waitJS(lastReply + `.includes('Second breakfast.')`)
+		found := false
+		for _, r := range a.llm.Requests() {
+			if strings.Contains(string(r.Body), "Answer like a hobbit.") && strings.Contains(string(r.Body), "What is for breakfast?") {
+				found = true
+			}
+		}
+		if !found {
+			t.Error("the system prompt chosen before the first message was not sent")
+		}
+	})
 	a.pe.check(t, "status of 401", "status of 409")
 }
 
