@@ -538,7 +538,9 @@ export function ChatView({ chatId, narrow }) {
   // "#h-…" point at headings of the same reply and must not change the
   // route (the hash is the router's).
   const onTranscriptClick = async (e) => {
-    const link = e.target instanceof Element ? e.target.closest('a[href^="#"]') : null;
+    // Only links inside a reply: the first-run card's own links (also in
+    // the scroller) are routes and must navigate.
+    const link = e.target instanceof Element ? e.target.closest('.msg-body a[href^="#"]') : null;
     if (link && scroller.current.contains(link)) {
       e.preventDefault();
       const id = decodeURIComponent(link.getAttribute('href').slice(1));

@@ -14,7 +14,8 @@ function testSummary(r) {
   if (r.ok) {
     const n = typeof r.modelCount === 'number' ? ` ${r.modelCount} ${r.modelCount === 1 ? 'model' : 'models'} available.` : '';
     const ms = typeof r.latencyMs === 'number' ? ` in ${Math.round(r.latencyMs)} ms` : '';
-    return `Connected${ms}.${n}${r.message ? ' ' + r.message : ''}`;
+    // The server's message on success is the same model count.
+    return `Connected${ms}.${n}`;
   }
   return `Could not connect: ${r.message || 'no answer.'}`;
 }
@@ -158,7 +159,7 @@ export function ConnectionForm({ conn, onDone }) {
 
   const idp = conn ? `conn-${conn.id}` : 'conn-new';
   return html`
-    <form class="card conn-form" onSubmit=${save} aria-labelledby=${idp + '-title'}>
+    <form class="card conn-form" noValidate onSubmit=${save} aria-labelledby=${idp + '-title'}>
       <header class="card-header">
         <h2 class="card-title" id=${idp + '-title'}>${editing ? `Edit “${conn.name}”` : 'Add a connection'}</h2>
       </header>
