@@ -39,6 +39,8 @@ func storeErr(err error, what string) error {
 		return apperr.Wrap(apperr.NotFound, err, "%s not found", what)
 	case errors.Is(err, store.ErrForbidden):
 		return apperr.Wrap(apperr.Forbidden, err, "you may not change this %s", what)
+	case errors.Is(err, store.ErrConflict):
+		return apperr.Wrap(apperr.Conflict, err, "this %s changed meanwhile; try again", what)
 	}
 	return err
 }

@@ -42,7 +42,23 @@ type Service struct {
 
 	mu      sync.Mutex
 	clients map[ids.ConnectionID]cachedClient
+
+	// chatLocks serialise the check-then-start of a reply per chat, so
+	// two tabs sending at once cannot both pass "no reply is running".
+	chatLocks sync.Map // ids.ChatID → *sync.Mutex
+	// bg tracks background work (automatic titles) for Wait.
+	bg sync.WaitGroup
 }
+
+func (s *Service) lockChat(id ids.ChatID) func() {
+	m, _ := s.chatLocks.LoadOrStore(id, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// Wait waits for background work such as automatic titles (at shutdown).
+func (s *Service) Wait() { s.bg.Wait() }
 
 type cachedClient struct {
 	updatedAt int64
@@ -141,6 +157,7 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		}
 		s.Notify(user, chat.ID, "created")
 	} else {
+		defer s.lockChat(in.ChatID)()
 		if chat, err = s.db.ChatByID(ctx, user, in.ChatID); err != nil {
 			return Turn{}, storeErr(err, "chat")
 		}
@@ -164,7 +181,11 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		draft := ""
 		s.db.UpdateChat(ctx, user, chat.ID, store.ChatPatch{Draft: &draft})
 	}
-	asst, err := s.startReply(ctx, user, chat.ID, nil)
+	tgt, err := s.prepare(ctx, user, chat.ID)
+	if err != nil {
+		return Turn{}, err
+	}
+	asst, err := s.startReply(ctx, user, chat.ID, nil, tgt)
 	if err != nil {
 		return Turn{}, err
 	}
@@ -176,6 +197,7 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 
 // Regenerate replaces the chat's last reply with a new one.
 func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
+	defer s.lockChat(chatID)()
 	path, err := s.idlePath(ctx, user, chatID)
 	if err != nil {
 		return store.Message{}, err
@@ -187,15 +209,22 @@ func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.Ch
 	if last < 0 {
 		return store.Message{}, apperr.New(apperr.Conflict, "there is no turn to answer again")
 	}
+	// Everything that could stop the new reply is checked before the old
+	// one is deleted.
+	tgt, err := s.prepare(ctx, user, chatID)
+	if err != nil {
+		return store.Message{}, err
+	}
 	if _, err := s.db.DeleteMessagesAfter(ctx, user, chatID, path[last].ID); err != nil {
 		return store.Message{}, storeErr(err, "chat")
 	}
-	return s.startReply(ctx, user, chatID, nil)
+	return s.startReply(ctx, user, chatID, nil, tgt)
 }
 
 // Continue extends the last reply (cut by the length limit, stopped, or
 // interrupted by a restart) from where it ended.
 func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
+	defer s.lockChat(chatID)()
 	path, err := s.idlePath(ctx, user, chatID)
 	if err != nil {
 		return store.Message{}, err
@@ -209,7 +238,11 @@ func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.Chat
 	default:
 		return store.Message{}, apperr.New(apperr.Conflict, "only a reply that was cut off, stopped or interrupted can be continued")
 	}
-	return s.startReply(ctx, user, chatID, &last)
+	tgt, err := s.prepare(ctx, user, chatID)
+	if err != nil {
+		return store.Message{}, err
+	}
+	return s.startReply(ctx, user, chatID, &last, tgt)
 }
 
 // Edit changes a user turn and rewinds: every later message is deleted and
@@ -226,8 +259,13 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if m.Role != store.RoleUser {
 		return Turn{}, apperr.New(apperr.Invalid, "only your own turns can be edited")
 	}
-	if s.gen.Running(m.ChatID) {
-		return Turn{}, apperr.New(apperr.Conflict, "a reply is still being written; stop it first")
+	defer s.lockChat(m.ChatID)()
+	if _, err := s.idlePath(ctx, user, m.ChatID); err != nil {
+		return Turn{}, err
+	}
+	tgt, err := s.prepare(ctx, user, m.ChatID)
+	if err != nil {
+		return Turn{}, err
 	}
 	if _, err := s.db.DeleteMessagesAfter(ctx, user, m.ChatID, m.ID); err != nil {
 		return Turn{}, storeErr(err, "chat")
@@ -236,7 +274,7 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if err != nil {
 		return Turn{}, storeErr(err, "message")
 	}
-	asst, err := s.startReply(ctx, user, m.ChatID, nil)
+	asst, err := s.startReply(ctx, user, m.ChatID, nil, tgt)
 	if err != nil {
 		return Turn{}, err
 	}
@@ -257,8 +295,12 @@ func (s *Service) Stop(ctx context.Context, user ids.UserID, chatID ids.ChatID) 
 }
 
 func (s *Service) idlePath(ctx context.Context, user ids.UserID, chatID ids.ChatID) ([]store.Message, error) {
-	if _, err := s.db.ChatByID(ctx, user, chatID); err != nil {
+	chat, err := s.db.ChatByID(ctx, user, chatID)
+	if err != nil {
 		return nil, storeErr(err, "chat")
+	}
+	if chat.DeletedAt != nil {
+		return nil, apperr.New(apperr.Conflict, "this chat is in the trash; restore it first")
 	}
 	if s.gen.Running(chatID) {
 		return nil, apperr.New(apperr.Conflict, "a reply is still being written; stop it first")
@@ -289,28 +331,43 @@ func modelName(m store.Model) string {
 	return m.UpstreamID
 }
 
-// startReply builds the request from the chat's path and starts the reply.
-// With cont set, the reply continues that existing message; otherwise a new
-// assistant message is added.
-func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.ChatID, cont *store.Message) (store.Message, error) {
+// target is what a reply will be sent to, checked before anything changes.
+type target struct {
+	chat   store.Chat
+	model  store.Model
+	client *llm.Client
+	conn   store.Connection
+}
+
+// prepare checks everything that could stop a reply from starting: the
+// chat's model is usable, its connection enabled and its key readable.
+func (s *Service) prepare(ctx context.Context, user ids.UserID, chatID ids.ChatID) (target, error) {
 	chat, err := s.db.ChatByID(ctx, user, chatID)
 	if err != nil {
-		return store.Message{}, storeErr(err, "chat")
+		return target{}, storeErr(err, "chat")
 	}
 	if chat.ModelID == nil {
-		return store.Message{}, apperr.New(apperr.Conflict, "this chat has no model (it was removed); choose one")
+		return target{}, apperr.New(apperr.Conflict, "this chat has no model (it was removed); choose one")
 	}
 	model, err := s.usableModel(ctx, user, *chat.ModelID)
 	if err != nil {
-		return store.Message{}, err
+		return target{}, err
 	}
 	client, conn, err := s.Client(ctx, user, model.ConnectionID)
 	if err != nil {
-		return store.Message{}, err
+		return target{}, err
 	}
 	if !conn.Enabled {
-		return store.Message{}, apperr.New(apperr.Conflict, "the connection %q is disabled", conn.Name)
+		return target{}, apperr.New(apperr.Conflict, "the connection %q is disabled", conn.Name)
 	}
+	return target{chat: chat, model: model, client: client, conn: conn}, nil
+}
+
+// startReply builds the request from the chat's path and starts the reply.
+// With cont set, the reply continues that existing message; otherwise a new
+// assistant message is added. Call it holding the chat's lock.
+func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.ChatID, cont *store.Message, tgt target) (store.Message, error) {
+	chat, model, client, conn := tgt.chat, tgt.model, tgt.client, tgt.conn
 	path, err := s.db.ChatPath(ctx, user, chatID)
 	if err != nil {
 		return store.Message{}, storeErr(err, "chat")
@@ -426,7 +483,16 @@ func (s *Service) replyDone(ctx context.Context, out generation.Outcome, client 
 	}
 	s.Notify(out.User, out.Chat, "unread")
 	if out.Status == store.StatusFinal {
-		go s.autoTitle(out.User, out.Chat, client, model)
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					s.log.Error("panic making a title", "chat", out.Chat, "panic", p)
+				}
+			}()
+			s.autoTitle(out.User, out.Chat, client, model)
+		}()
 	}
 }
 
@@ -488,6 +554,8 @@ func storeErr(err error, what string) error {
 		return apperr.Wrap(apperr.NotFound, err, "%s not found", what)
 	case errors.Is(err, store.ErrForbidden):
 		return apperr.Wrap(apperr.Forbidden, err, "you may not change this %s", what)
+	case errors.Is(err, store.ErrConflict):
+		return apperr.Wrap(apperr.Conflict, err, "this %s changed meanwhile; try again", what)
 	}
 	var ae *apperr.Error
 	if errors.As(err, &ae) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +36,23 @@ type env struct {
 type frameLog struct {
 	mu     sync.Mutex
 	frames []generation.Frame
+}
+
+// settled waits until the collector has the final frame of the reply that
+// just ended (the bus hands frames to the collector's goroutine
+// asynchronously), then returns every frame.
+func (f *frameLog) settled(t *testing.T) []generation.Frame {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		all := f.all()
+		if n := len(all); n > 0 && all[n-1].Status != store.StatusStreaming {
+			return all
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the final frame never reached the follower")
+	return nil
 }
 
 func (f *frameLog) all() []generation.Frame {
@@ -147,7 +165,7 @@ func TestSendStreamsAndStoresTheReply(t *testing.T) {
 		t.Error("reasoning_effort sent without an effort set")
 	}
 	// Frames: streaming ones, then one final frame with the whole HTML.
-	frames := e.frames.all()
+	frames := e.frames.settled(t)
 	if len(frames) < 2 {
 		t.Fatalf("frames %+v", frames)
 	}
@@ -466,7 +484,7 @@ func TestFollowersEndWithTheFinalHTML(t *testing.T) {
 		t.Fatal("no live reply")
 	}
 	e.wait(turn.Chat.ID)
-	frames := e.frames.all()
+	frames := e.frames.settled(t)
 
 	// Every frame but the final one: the streamed state must already be
 	// the final HTML (the final frame's whole render only repairs what
@@ -519,5 +537,72 @@ func TestNewChatStartsWithItsOwnSettings(t *testing.T) {
 	if _, err := e.c.Chat.Send(context.Background(), e.user, chat.SendInput{ModelID: e.model, Content: "hi",
 		Params: &store.Params{ReasoningEffort: &bad}}); err == nil {
 		t.Error("an unknown effort was accepted")
+	}
+}
+
+func TestConcurrentSendsStartOneReply(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("first"))
+	turn := e.send(0, "start")
+	e.wait(turn.Chat.ID)
+	e.llm.SetDefault(fakellm.Stream("slow ", "reply").Every(50 * time.Millisecond))
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.c.Chat.Send(context.Background(), e.user, chat.SendInput{ChatID: turn.Chat.ID, Content: "again"}); err == nil {
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	e.wait(turn.Chat.ID)
+	if ok.Load() != 1 {
+		t.Errorf("%d concurrent sends succeeded, want 1", ok.Load())
+	}
+	msgs, _, _ := e.c.DB.MessagesPage(context.Background(), e.user, turn.Chat.ID, 0, 100)
+	if len(msgs) != 4 {
+		t.Errorf("%d messages, want 4 (two turns, two replies)", len(msgs))
+	}
+}
+
+func TestRegenerateChecksBeforeDeleting(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("keep me"))
+	turn := e.send(0, "hi")
+	e.wait(turn.Chat.ID)
+	ctx := context.Background()
+	if _, err := e.c.DB.UpdateModel(ctx, store.Actor{User: e.user, Admin: true}, e.model, store.ModelSettings{Enabled: false}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Chat.Regenerate(ctx, e.user, turn.Chat.ID); err == nil {
+		t.Fatal("regenerated with a disabled model")
+	}
+	if _, err := e.c.Chat.Edit(ctx, e.user, turn.User.ID, "changed"); err == nil {
+		t.Fatal("edited with a disabled model")
+	}
+	msgs, _, _ := e.c.DB.MessagesPage(ctx, e.user, turn.Chat.ID, 0, 100)
+	if len(msgs) != 2 || msgs[0].Content != "hi" || msgs[1].Content != "keep me" {
+		t.Errorf("a refused regenerate or edit changed the chat: %+v", msgs)
+	}
+}
+
+func TestTrashedChatTakesNoReplies(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.NewStream().Content("cut").Finish("length").Reply())
+	turn := e.send(0, "hi")
+	e.wait(turn.Chat.ID)
+	ctx := context.Background()
+	e.c.DB.TrashChat(ctx, e.user, turn.Chat.ID)
+	if _, err := e.c.Chat.Regenerate(ctx, e.user, turn.Chat.ID); err == nil {
+		t.Error("regenerated in a trashed chat")
+	}
+	if _, err := e.c.Chat.Continue(ctx, e.user, turn.Chat.ID); err == nil {
+		t.Error("continued in a trashed chat")
+	}
+	if _, err := e.c.Chat.Edit(ctx, e.user, turn.User.ID, "x"); err == nil {
+		t.Error("edited in a trashed chat")
 	}
 }

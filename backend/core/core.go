@@ -84,6 +84,7 @@ type Core struct {
 
 	sweepCtx  context.Context
 	stopSweep context.CancelFunc
+	sweepDone chan struct{}
 }
 
 // TrashKeep is how long a deleted chat can be restored.
@@ -178,7 +179,11 @@ func (c *Core) open(ctx context.Context) error {
 	c.Chat = chat.New(db, c.Gen, c.Bus, c.Secrets, c.Log, chat.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
 
 	c.sweepCtx, c.stopSweep = context.WithCancel(context.Background())
-	go c.sweepTrash(c.sweepCtx)
+	c.sweepDone = make(chan struct{})
+	go func() {
+		defer close(c.sweepDone)
+		c.sweepTrash(c.sweepCtx)
+	}()
 
 	c.Dispatcher = api.NewDispatcher(c.Log)
 	api.RegisterAll(c.Dispatcher, api.Deps{
@@ -252,11 +257,15 @@ func (c *Core) Close() error {
 	var errs []error
 	if c.stopSweep != nil {
 		c.stopSweep()
+		<-c.sweepDone
 	}
 	if c.Gen != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs = append(errs, c.Gen.Shutdown(ctx))
 		cancel()
+	}
+	if c.Chat != nil {
+		c.Chat.Wait() // automatic titles write to the database
 	}
 	if c.DB != nil {
 		errs = append(errs, c.DB.Close())

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,9 +158,11 @@ type gen struct {
 	cancel context.CancelCauseFunc
 	start  time.Time
 
-	mu        sync.Mutex
-	content   string // full text, including Job.Prefix
-	reasoning string
+	mu sync.Mutex
+	// content and reasoning grow by appending: rebuilding a string per
+	// delta would copy the whole reply each time (quadratic in its length).
+	content   strings.Builder // full text, including Job.Prefix
+	reasoning strings.Builder
 	live      *render.Stream
 	seq       int64
 	sentReas  int // reasoning bytes already sent to followers
@@ -188,11 +192,12 @@ func (s *Service) Start(job Job) error {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	g := &gen{
 		job: job, ctx: ctx, cancel: cancel, start: time.Now(),
-		content: job.Prefix, reasoning: job.PrefixReason,
 		live:   s.rnd.NewStream(),
 		status: StatusStreaming,
 		kick:   make(chan struct{}, 1), done: make(chan struct{}),
 	}
+	g.content.WriteString(job.Prefix)
+	g.reasoning.WriteString(job.PrefixReason)
 	if job.Prefix != "" {
 		g.live.Write(job.Prefix)
 	}
@@ -268,41 +273,67 @@ func (s *Service) Live(user ids.UserID, chat ids.ChatID) (Frame, bool) {
 	return Frame{
 		ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq,
 		Frame:     g.live.Snapshot(),
-		Reasoning: g.reasoning[:g.sentReas], ReasoningFrom: 0,
+		Reasoning: g.reasoning.String()[:g.sentReas], ReasoningFrom: 0,
 		Status: StatusStreaming, Metrics: &m,
 	}, true
 }
 
 func ptr[T any](v T) *T { return &v }
 
+// MaxReply bounds a reply's text (content and reasoning together). An
+// endpoint that never stops would otherwise grow it without end; the reply
+// is ended as cut off by length.
+const MaxReply = 8 << 20
+
+var errTooLong = errors.New("the reply reached the size limit")
+
 // run talks to the endpoint.
 func (s *Service) run(g *gen) {
 	defer s.wg.Done()
-	res, err := g.job.Client.Chat(g.ctx, g.job.Request, func(d llm.Delta) error {
+	var res llm.Result
+	var err error
+	defer func() {
+		// A panic while parsing or rendering model output must end this
+		// reply, not the process.
+		if p := recover(); p != nil {
+			s.log.Error("panic in reply", "chat", g.job.Chat, "panic", p, "stack", string(debug.Stack()))
+			err = apperr.New(apperr.Internal, "the reply failed unexpectedly")
+		}
+		s.finish(g, res, err)
+	}()
+	res, err = g.job.Client.Chat(g.ctx, g.job.Request, func(d llm.Delta) error {
 		g.mu.Lock()
 		if g.firstTok == 0 && (d.Content != "" || d.Reasoning != "") {
 			g.firstTok = time.Since(g.start)
 		}
-		g.content += d.Content
-		g.reasoning += d.Reasoning
+		g.content.WriteString(d.Content)
+		g.reasoning.WriteString(d.Reasoning)
 		if d.Content != "" {
 			g.live.Write(d.Content)
 		}
 		g.dirty = true
+		tooLong := g.content.Len()+g.reasoning.Len() > MaxReply
 		g.mu.Unlock()
+		if tooLong {
+			return errTooLong
+		}
 		select {
 		case g.kick <- struct{}{}:
 		default:
 		}
 		return nil
 	})
-	s.finish(g, res, err)
 }
 
 // frames sends coalesced frames to followers until the reply finishes: the
 // first at once, later ones at most every FrameEvery.
 func (s *Service) frames(g *gen) {
 	defer s.wg.Done()
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic rendering a reply; followers get its final frame only", "chat", g.job.Chat, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
 	var last time.Time
 	for {
 		select {
@@ -336,17 +367,15 @@ func (s *Service) frames(g *gen) {
 // that nothing changed. g.mu held.
 func (g *gen) nextFrame() (Frame, bool) {
 	rf := g.live.Frame()
-	if rf.Empty() && len(g.reasoning) == g.sentReas {
+	if rf.Empty() && g.reasoning.Len() == g.sentReas {
 		return Frame{}, false
 	}
 	g.seq++
 	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq, Status: StatusStreaming, Frame: rf}
-	if len(g.reasoning) > g.sentReas {
-		f.ReasoningFrom = g.sentReas
-		f.Reasoning = g.reasoning[g.sentReas:]
-		g.sentReas = len(g.reasoning)
-	} else {
-		f.ReasoningFrom = g.sentReas
+	f.ReasoningFrom = g.sentReas
+	if r := g.reasoning.String(); len(r) > g.sentReas {
+		f.Reasoning = r[g.sentReas:]
+		g.sentReas = len(r)
 	}
 	g.updateMetrics(nil)
 	m := g.metrics
@@ -361,7 +390,7 @@ func (g *gen) updateMetrics(u *llm.Usage) {
 	if g.firstTok > 0 {
 		m.TTFTMs = ptr(g.firstTok.Milliseconds())
 	}
-	completion := llm.Estimate(g.content[len(g.job.Prefix):] + g.reasoning[len(g.job.PrefixReason):])
+	completion := llm.Estimate(g.content.String()[len(g.job.Prefix):]) + llm.Estimate(g.reasoning.String()[len(g.job.PrefixReason):])
 	var prompt int
 	m.Estimated = true
 	if u != nil && u.CompletionTokens > 0 {
@@ -394,6 +423,8 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	g.live.Finish() // the whole reply rendered once more; Snapshot now holds it
 	status := StatusFinal
 	switch {
+	case errors.Is(err, errTooLong):
+		status = StatusLength
 	case err == nil && res.FinishReason == "length":
 		status = StatusLength
 	case err == nil:
@@ -413,7 +444,7 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	final := g.live.Snapshot().Full
 	m := g.metrics
 	metrics, _ := json.Marshal(m)
-	upd := store.MessageUpdate{ID: g.job.Message, Content: g.content, Reasoning: g.reasoning,
+	upd := store.MessageUpdate{ID: g.job.Message, Content: g.content.String(), Reasoning: g.reasoning.String(),
 		Status: status, Error: g.errText, Metrics: metrics}
 	g.dirty = false
 	g.mu.Unlock()
@@ -429,12 +460,12 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq,
 		Frame:  render.Frame{Reset: true, Full: final, Op: render.TailReplace},
 		Status: status, Error: g.errText, Metrics: &m, ReasoningFrom: g.sentReas}
-	if len(g.reasoning) > g.sentReas {
-		f.Reasoning = g.reasoning[g.sentReas:]
-		g.sentReas = len(g.reasoning)
+	if r := g.reasoning.String(); len(r) > g.sentReas {
+		f.Reasoning = r[g.sentReas:]
+		g.sentReas = len(r)
 	}
 	g.final = f
-	g.final.Reasoning, g.final.ReasoningFrom = g.reasoning, 0
+	g.final.Reasoning, g.final.ReasoningFrom = g.reasoning.String(), 0
 	g.finished = true
 	s.bus.Publish(events.Event{Topic: Topic, UserID: int64(g.job.User), Data: f})
 	g.mu.Unlock()
@@ -442,7 +473,7 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 
 	if g.job.Done != nil {
 		g.job.Done(ctx, Outcome{User: g.job.User, Chat: g.job.Chat, Message: g.job.Message, Status: status,
-			Content: g.content, Error: g.errText, FinishReason: res.FinishReason, StreamOptionsRejected: res.StreamOptionsRejected})
+			Content: g.content.String(), Error: g.errText, FinishReason: res.FinishReason, StreamOptionsRejected: res.StreamOptionsRejected})
 	}
 	// Keep the finished reply attachable for a while, then forget it
 	// unless a newer reply in the same chat has replaced it.
@@ -478,8 +509,8 @@ func (s *Service) checkpoint() {
 		if g.dirty && !g.finished {
 			g.updateMetrics(nil)
 			metrics, _ := json.Marshal(g.metrics)
-			batch = append(batch, store.MessageUpdate{ID: g.job.Message, Content: g.content,
-				Reasoning: g.reasoning, Status: StatusStreaming, Metrics: metrics})
+			batch = append(batch, store.MessageUpdate{ID: g.job.Message, Content: g.content.String(),
+				Reasoning: g.reasoning.String(), Status: StatusStreaming, Metrics: metrics})
 			g.dirty = false
 		}
 		g.mu.Unlock()

@@ -26,9 +26,10 @@ import (
 	"github.com/llembas/lembas/backend/events"
 )
 
-// MaxCallBody bounds a facade call's JSON arguments. Files have their own
-// routes with their own limits.
-const MaxCallBody = 1 << 20
+// MaxCallBody bounds a facade call's JSON arguments: well above the longest
+// message (1 MiB of text, which JSON escaping can grow), so that limit
+// answers with its own message. Files have their own routes and limits.
+const MaxCallBody = 8 << 20
 
 // CSP forbids inline script and style, framing, and every origin but our own.
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +

@@ -19,7 +19,10 @@ func (db *DB) ReopenMessage(ctx context.Context, user ids.UserID, id ids.Message
 		return Message{}, fmt.Errorf("reopen message %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return Message{}, fmt.Errorf("message %d cannot be continued: %w", id, ErrNotFound)
+		if _, err := db.MessageByID(ctx, user, id); err != nil {
+			return Message{}, err
+		}
+		return Message{}, fmt.Errorf("message %d cannot be continued: %w", id, ErrConflict)
 	}
 	return db.MessageByID(ctx, user, id)
 }

@@ -446,3 +446,39 @@ func TestFTSUpdateTriggerWatchesOnlyItsColumns(t *testing.T) {
 		t.Errorf("trigger %s", q)
 	}
 }
+
+func TestChangedFTSRuleRebuildsTheIndex(t *testing.T) {
+	ctx := context.Background()
+	db, dir := openTemp(t)
+	if _, err := db.Sync(ctx, withFTS(docsSchema), dir); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.Write().Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO docs (id, body, status) VALUES (1, 'lembas final', 'final'), (2, 'lembas stopped', 'stopped')`)
+	wider := docsSchema
+	wider.FTS = []FTS{{Name: "docs_fts", Table: "docs", RowID: "id", Columns: []string{"body"}, When: "status != 'streaming'"}}
+	rep, err := db.Sync(ctx, wider, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(rep.Applied, ","), "rebuild full-text index docs_fts") {
+		t.Errorf("applied %v, want a rebuild", rep.Applied)
+	}
+	// Under the old index this update would delete a row never indexed.
+	exec(`UPDATE docs SET body = 'cram stopped' WHERE id = 2`)
+	if got := match(t, db, "lembas"); len(got) != 1 || got[0] != 1 {
+		t.Errorf("after rebuild and edit: %v, want [1]", got)
+	}
+	if got := match(t, db, "cram"); len(got) != 1 {
+		t.Errorf("edited stopped row not indexed under the new rule: %v", got)
+	}
+	exec(`INSERT INTO docs_fts(docs_fts, rank) VALUES ('integrity-check', 0)`)
+	if rep, err := db.Sync(ctx, wider, dir); err != nil || len(rep.Applied) != 0 {
+		t.Errorf("second sync: %v %v", rep.Applied, err)
+	}
+}

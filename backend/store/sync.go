@@ -205,21 +205,44 @@ func (db *DB) plan(ctx context.Context, s Schema) (steps []step, extra []string,
 		if newFTS {
 			steps = append(steps, step{"create full-text index " + f.Name, createFTSSQL(f)})
 		}
+		drifted := false
 		for name, q := range ftsTriggers(f) {
 			cur, ok := triggers[name]
 			switch {
 			case !ok:
 				steps = append(steps, step{"create trigger " + name, q})
+				drifted = drifted || !newFTS
 			case normalizeSQL(cur) != normalizeSQL(q):
-				// Triggers hold no data, so replacing one that drifted is safe.
 				steps = append(steps,
 					step{"replace trigger " + name + " (drop)", "DROP TRIGGER " + quoteIdent(name)},
 					step{"replace trigger " + name, q})
+				drifted = true
 			}
 		}
-		if newFTS && slices.Contains(tables, f.Table) {
+		switch {
+		case newFTS && slices.Contains(tables, f.Table):
 			// Index rows that existed before the index did.
 			steps = append(steps, step{"fill full-text index " + f.Name, ftsFillSQL(f)})
+		case drifted:
+			// The index holds what the old triggers put in it; the new
+			// delete trigger would remove rows that were never indexed
+			// (and corrupt the index), so rebuild it under the new rule.
+			steps = append(steps,
+				step{"rebuild full-text index " + f.Name + " (clear)", fmt.Sprintf("INSERT INTO %s(%s) VALUES('delete-all')", quoteIdent(f.Name), quoteIdent(f.Name))},
+				step{"rebuild full-text index " + f.Name, ftsFillSQL(f)})
+		}
+		if !newFTS {
+			have, err := db.columns(ctx, f.Name)
+			if err != nil {
+				return nil, nil, err
+			}
+			var names []string
+			for _, c := range have {
+				names = append(names, c.name)
+			}
+			if strings.Join(names, ",") != strings.Join(f.Columns, ",") {
+				manual = append(manual, fmt.Sprintf("full-text index %s has columns %v but the schema declares %v: drop it (DROP TABLE %s) and restart, and it is rebuilt", f.Name, names, f.Columns, f.Name))
+			}
 		}
 	}
 	for _, t := range tables {
@@ -237,7 +260,7 @@ func (db *DB) plan(ctx context.Context, s Schema) (steps []step, extra []string,
 // stepOrder keeps tables before indexes and FTS tables before their
 // triggers and fill, whatever order the plan found them in.
 func stepOrder(s step) int {
-	for i, prefix := range []string{"CREATE TABLE", "ALTER TABLE", "CREATE VIRTUAL TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX", "DROP TRIGGER", "CREATE TRIGGER"} {
+	for i, prefix := range []string{"CREATE TABLE", "ALTER TABLE", "CREATE VIRTUAL TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX", "DROP TRIGGER", "CREATE TRIGGER", "INSERT"} {
 		if strings.HasPrefix(s.sql, prefix) {
 			return i
 		}
