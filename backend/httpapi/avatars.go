@@ -33,7 +33,7 @@ func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request) {
 	}
 	data, ctype, err := h.opt.Avatars.Avatar(r.Context(), caller, id)
 	if err != nil {
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", ctype)
@@ -75,7 +75,7 @@ func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.opt.Avatars.SetAvatar(r.Context(), caller, id, data); err != nil {
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
@@ -93,8 +93,17 @@ func (h *handler) deleteAvatar(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.opt.Avatars.DeleteAvatar(r.Context(), caller, id); err != nil {
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// fail answers with err, logging it first when it is internal: the caller
+// only sees that something went wrong, so the log must say what.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if apperr.KindOf(err) == apperr.Internal {
+		h.opt.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, err)
 }

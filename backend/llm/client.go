@@ -212,6 +212,11 @@ func NormalizeBaseURL(raw string) (*url.URL, error) {
 	default:
 		return nil, apperr.New(apperr.Invalid, "The base URL must start with http:// or https://, not %s://.", u.Scheme)
 	}
+	if u.User != nil {
+		// The base URL is stored and shown as it is; a key in it would be
+		// neither encrypted nor masked.
+		return nil, apperr.New(apperr.Invalid, "The base URL contains a user name or password. Put credentials in the API key or an extra header instead, where they are kept encrypted.")
+	}
 	if u.Host == "" || u.Hostname() == "" {
 		return nil, apperr.New(apperr.Invalid, "The base URL %q has no host. Enter an address such as http://127.0.0.1:8080/v1.", raw)
 	}

@@ -63,6 +63,7 @@ func TestNewClientInvalid(t *testing.T) {
 		{"ftp", Endpoint{BaseURL: "ftp://host/v1"}, "not ftp://"},
 		{"no host", Endpoint{BaseURL: "http:///v1"}, "no host"},
 		{"bad port", Endpoint{BaseURL: "http://host:99999/v1"}, "port"},
+		{"credentials in URL", Endpoint{BaseURL: "https://user:secret@host/v1"}, "user name or password"},
 		{"garbage", Endpoint{BaseURL: "http://a b/%zz"}, "not a valid URL"},
 		{"bad PEM", Endpoint{BaseURL: "https://host/v1", CAPEM: "not a certificate"}, "BEGIN CERTIFICATE"},
 		{"key and header", Endpoint{BaseURL: "http://host/v1", APIKey: "k", Headers: map[string]string{"authorization": "Basic x"}}, "Both an API key and an Authorization header"},
