@@ -47,6 +47,9 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 
 	opt := coreOptions(core.Desktop, log)
 	opt.OpenURL = openInBrowser
+	notes := &notifier{}
+	defer notes.Close()
+	opt.Notify = notes.Notify
 	cr, err := openCore(ctx, cfg, opt)
 	if err != nil {
 		return err

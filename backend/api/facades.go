@@ -28,6 +28,8 @@ type Deps struct {
 	// OpenURL opens a link in the system browser; nil where there is no
 	// desktop to open it on.
 	OpenURL func(string) error
+	// Notify shows a desktop notification; nil where there is none.
+	Notify func(title, body string) error
 	// SelfTest registers the Diag facade, used only by the desktop tests.
 	SelfTest bool
 
@@ -108,6 +110,35 @@ func (a *App) OpenURL(ctx context.Context, link string) error {
 		return apperr.Wrap(apperr.Unavailable, err, "could not open the link in a browser")
 	}
 	return nil
+}
+
+// Notification is a desktop notification's text.
+type Notification struct {
+	Title string `json:"title"`
+	Body  string `json:"body"`
+}
+
+// Notify shows a native notification (the desktop app tells the reader
+// that a reply finished in a chat they are not looking at).
+func (a *App) Notify(ctx context.Context, n Notification) error {
+	if a.deps.Notify == nil {
+		return apperr.New(apperr.Unavailable, "notifications are only available in the desktop app")
+	}
+	title, body := clip(n.Title, 200), clip(n.Body, 1000)
+	if strings.TrimSpace(title) == "" {
+		title = "LLeMbas"
+	}
+	if err := a.deps.Notify(title, body); err != nil {
+		return apperr.Wrap(apperr.Unavailable, err, "the desktop did not take the notification")
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // CheckExternalURL accepts only absolute http(s) URLs with a host, and

@@ -54,6 +54,8 @@ type Options struct {
 	Keyring secrets.Keyring
 	// OpenURL opens links in the system browser (desktop only).
 	OpenURL func(string) error
+	// Notify shows a native notification (desktop only).
+	Notify func(title, body string) error
 	// LLM and Generation tune the endpoint client and replies (tests
 	// shorten timeouts); zero values are the defaults.
 	LLM        llm.Options
@@ -195,6 +197,7 @@ func (c *Core) open(ctx context.Context) error {
 		DataDir:   cfg.DataDir,
 		KeySource: c.KeySource,
 		OpenURL:   c.opt.OpenURL,
+		Notify:    c.opt.Notify,
 		SelfTest:  cfg.SelfTest,
 		Chat:      c.Chat,
 		Gen:       c.Gen,

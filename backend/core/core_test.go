@@ -102,6 +102,9 @@ func noArgs(*testing.T, *world) []any { return nil }
 var facadeCalls = []facadeCall{
 	{"App.Info", noArgs, ""},
 	{"App.OpenURL", func(*testing.T, *world) []any { return []any{"https://example.org/"} }, ""},
+	{"App.Notify", func(*testing.T, *world) []any {
+		return []any{map[string]string{"title": "Done", "body": "The reply is ready."}}
+	}, apperr.Unavailable},
 	{"Prefs.Get", noArgs, ""},
 	{"Prefs.Set", func(*testing.T, *world) []any { return []any{map[string]any{"theme": "shire"}} }, ""},
 	{"Diag.NilDeref", noArgs, apperr.Internal},

@@ -4,6 +4,7 @@
 
 import { html, useState } from '../vendor/htm-preact/standalone.module.js';
 import { Icon } from './ui.js';
+import { call, isDesktop } from './transport.js';
 
 const DISMISS_KEY = 'lembas.notify.dismissed';
 
@@ -24,8 +25,15 @@ function dismissed() {
  * was granted and the page is hidden. onOpen runs when it is clicked.
  */
 export function notifyReply({ chatId, title, status }, onOpen) {
-  if (!supported() || Notification.permission !== 'granted' || !document.hidden) return;
   const body = status === 'error' ? 'The reply failed.' : status === 'stopped' ? 'The reply was stopped.' : 'The reply is ready.';
+  // The desktop app notifies natively (D-Bus): the webview has no
+  // Notification permission to ask for, and another chat being open is
+  // reason enough to tell the reader.
+  if (isDesktop()) {
+    call('App.Notify', { title: title || 'LLeMbas', body }).catch((err) => console.warn('lembas: notification failed:', err.message));
+    return;
+  }
+  if (!supported() || Notification.permission !== 'granted' || !document.hidden) return;
   try {
     const n = new Notification(title || 'LLeMbas', { body, tag: `lembas-chat-${chatId}`, icon: 'img/favicon.svg' });
     n.onclick = () => {
@@ -39,7 +47,7 @@ export function notifyReply({ chatId, title, status }, onOpen) {
 }
 
 export function NotifyBanner() {
-  const [state, setState] = useState(() => (supported() ? Notification.permission : 'unsupported'));
+  const [state, setState] = useState(() => (isDesktop() ? 'native' : supported() ? Notification.permission : 'unsupported'));
   const [hide, setHide] = useState(dismissed);
   if (state !== 'default' || hide) return null;
   const ask = async () => {

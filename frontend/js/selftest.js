@@ -106,6 +106,14 @@ export async function run(info) {
     const body = api.ok ? await api.json() : {};
     await report('handler-api', body.dataDir === info.dataDir, api.status);
     await chatStep();
+    if (info.mode === 'desktop') {
+      try {
+        await call('App.Notify', { title: 'Self-test', body: 'A reply finished.' });
+        await report('notify', true, 'sent');
+      } catch (e) {
+        await report('notify', false, `${e.kind}: ${e.message}`);
+      }
+    }
     await report('done', true, '');
   } catch (e) {
     await report('error', false, e && e.message).catch(() => {});

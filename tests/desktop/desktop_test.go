@@ -32,7 +32,11 @@ func TestDesktopApp(t *testing.T) {
 	bin := harness.Build(t, tags)
 	display := harness.Xvfb(t)
 	dataDir := t.TempDir()
-	env := harness.Env(dataDir, "DISPLAY="+display, "LEMBAS_SELFTEST=1", "XDG_RUNTIME_DIR=")
+	// A private session bus with a fake notification daemon: the app's
+	// notifications go over D-Bus.
+	bus := harness.SessionBus(t)
+	notes := harness.StartFakeNotifications(t, bus)
+	env := harness.Env(dataDir, "DISPLAY="+display, "LEMBAS_SELFTEST=1", "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS="+bus)
 	// A connection to a fake endpoint, so the self-test can send a message
 	// through the composer and watch the reply stream in.
 	llm := fakellm.New(t)
@@ -52,7 +56,7 @@ func TestDesktopApp(t *testing.T) {
 		if fails := harness.Lines(out, "selftest FAIL"); len(fails) > 0 {
 			t.Fatalf("self-test failures:\n%s", strings.Join(fails, "\n"))
 		}
-		for _, step := range []string{"transport bridge for mode desktop", "rendered", "event", "panic internal", "after-panic", "asset", "handler-api", "chat Streamed into the desktop window.", "done"} {
+		for _, step := range []string{"transport bridge for mode desktop", "rendered", "event", "panic internal", "after-panic", "asset", "handler-api", "chat Streamed into the desktop window.", "notify sent", "done"} {
 			if !strings.Contains(out, "selftest PASS "+step) {
 				t.Errorf("step %q did not pass", step)
 			}
@@ -83,6 +87,9 @@ func TestDesktopApp(t *testing.T) {
 		if !strings.Contains(app.Stderr(), "desktop app closed") {
 			t.Error("the app did not shut down through its own path")
 		}
+	}
+	if got := notes.Notes(); len(got) < 2 || got[0].App != "LLeMbas" || got[0].Summary != "Self-test" {
+		t.Errorf("notifications received: %+v", got)
 	}
 	if len(seen) != 2 || seen[0] == seen[1] {
 		t.Errorf("themes shown: %v, want both", seen)
