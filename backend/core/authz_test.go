@@ -1,0 +1,820 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llembas/lembas/backend/api"
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/backend/httpapi"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/frontend"
+)
+
+// The authorization test: a second, non-admin user B calls every facade
+// method with the owner A's ids, and must be refused without A's data
+// changing or showing up anywhere B can see it.
+
+// authzIDs is one id of each kind, to fill a method's id slots.
+type authzIDs struct {
+	Chat     ids.ChatID
+	UserMsg  ids.MessageID // a user turn of Chat
+	ReplyMsg ids.MessageID // a finished reply of Chat
+	Folder   ids.FolderID
+	Conn     ids.ConnectionID
+	Model    ids.ModelID
+}
+
+// authzCall says how to call one method with the ids in s, and valid
+// harmless values elsewhere.
+type authzCall struct {
+	args func(s authzIDs) []any
+	// admin marks admin-only methods: B is refused with forbidden whatever
+	// the ids.
+	admin bool
+	// cursor lists id kinds that only bound a read of the caller's own rows
+	// (a paging cursor): another user's id there, next to the caller's own
+	// other ids, may succeed, but must not return anything of theirs.
+	cursor []reflect.Type
+}
+
+var (
+	idsPkg        = reflect.TypeFor[ids.ChatID]().PkgPath()
+	chatIDType    = reflect.TypeFor[ids.ChatID]()
+	messageIDType = reflect.TypeFor[ids.MessageID]()
+	folderIDType  = reflect.TypeFor[ids.FolderID]()
+	connIDType    = reflect.TypeFor[ids.ConnectionID]()
+	modelIDType   = reflect.TypeFor[ids.ModelID]()
+	userIDType    = reflect.TypeFor[ids.UserID]()
+)
+
+func authzNone(authzIDs) []any { return nil }
+
+// authzCalls lists every facade method. The test fails when a registered
+// method has no entry, so a new method cannot skip the authorization check.
+func authzCalls(llmURL string) map[string]authzCall {
+	return map[string]authzCall{
+		"App.Info":         {args: authzNone},
+		"App.OpenURL":      {args: func(authzIDs) []any { return []any{"https://example.org/"} }},
+		"App.Notify":       {args: func(authzIDs) []any { return []any{map[string]any{"title": "B", "body": "hello"}} }},
+		"Prefs.Get":        {args: authzNone},
+		"Prefs.Set":        {args: func(authzIDs) []any { return []any{map[string]any{"theme": "shire"}} }},
+		"Diag.NilDeref":    {args: authzNone},
+		"Diag.Emit":        {args: func(authzIDs) []any { return []any{"selftest", map[string]int{"n": 1}} }},
+		"Diag.Report":      {args: func(authzIDs) []any { return []any{"authz", true, "probe"} }},
+		"Models.Picker":    {args: authzNone},
+		"Models.Efforts":   {args: authzNone},
+		"Folders.List":     {args: authzNone},
+		"Folders.Create":   {args: func(authzIDs) []any { return []any{"B's other folder"} }},
+		"Chats.List":       {args: authzNone},
+		"Chats.ListTrash":  {args: authzNone},
+		"Chats.EmptyTrash": {args: authzNone},
+		"Chats.Search":     {args: func(authzIDs) []any { return []any{authzSecretWord} }},
+
+		"Connections.List":      {admin: true, args: authzNone},
+		"Connections.Discover":  {admin: true, args: authzNone},
+		"Connections.Create":    {admin: true, args: func(authzIDs) []any { return []any{map[string]any{"name": "pwned", "baseUrl": llmURL}} }},
+		"Connections.TestDraft": {admin: true, args: func(authzIDs) []any { return []any{map[string]any{"baseUrl": llmURL}} }},
+		"Connections.Update": {admin: true, args: func(s authzIDs) []any {
+			return []any{s.Conn, map[string]any{"name": "pwned", "baseUrl": llmURL, "apiKey": "", "headers": map[string]string{}, "enabled": false}}
+		}},
+		"Connections.Delete":        {admin: true, args: func(s authzIDs) []any { return []any{s.Conn} }},
+		"Connections.Test":          {admin: true, args: func(s authzIDs) []any { return []any{s.Conn} }},
+		"Connections.RefreshModels": {admin: true, args: func(s authzIDs) []any { return []any{s.Conn} }},
+		"Models.List":               {admin: true, args: func(s authzIDs) []any { return []any{map[string]any{"connectionId": s.Conn}} }},
+		"Models.Update": {admin: true, args: func(s authzIDs) []any {
+			return []any{s.Model, map[string]any{"displayName": "pwned", "enabled": false, "systemPrompt": "pwned"}}
+		}},
+		"Models.Move": {admin: true, args: func(s authzIDs) []any { return []any{s.Model, 0} }},
+
+		"Folders.Rename": {args: func(s authzIDs) []any { return []any{s.Folder, "pwned"} }},
+		"Folders.Move":   {args: func(s authzIDs) []any { return []any{s.Folder, 5} }},
+		"Folders.Delete": {args: func(s authzIDs) []any { return []any{s.Folder} }},
+		"Chats.Get":      {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Messages": {args: func(s authzIDs) []any { return []any{s.Chat, s.ReplyMsg, 20} },
+			cursor: []reflect.Type{messageIDType}},
+		"Chats.Send": {args: func(s authzIDs) []any {
+			return []any{map[string]any{"chatId": s.Chat, "modelId": s.Model, "content": "pwned"}}
+		}},
+		"Chats.Stop":       {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Regenerate": {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Continue":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Edit":       {args: func(s authzIDs) []any { return []any{s.UserMsg, "pwned"} }},
+		"Chats.Update": {args: func(s authzIDs) []any {
+			return []any{s.Chat, map[string]any{"title": "pwned", "folderId": s.Folder, "modelId": s.Model,
+				"pinned": true, "systemPrompt": "pwned", "params": map[string]any{"temperature": 1.5}}}
+		}},
+		"Chats.SaveDraft": {args: func(s authzIDs) []any { return []any{s.Chat, "pwned"} }},
+		"Chats.MarkRead":  {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Live":      {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Trash":     {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Restore":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
+	}
+}
+
+// Words that appear only in A's data: none may reach B.
+const authzSecretWord = "quokkaflux"
+
+var authzMarkers = []string{authzSecretWord, "xyzzyfolder", "plughconn", "frobozzmodel", "sk-aprivate"}
+
+// idSlot is one place in a method's parameters that holds an id.
+type idSlot struct {
+	path string
+	typ  reflect.Type
+}
+
+// idSlots finds every ids-typed value reachable from t: directly, through
+// pointers, slices, arrays, maps, and the exported fields of structs
+// (generic ones such as store.Optional[ids.FolderID] included).
+func idSlots(t reflect.Type, path string, onPath map[reflect.Type]bool, out *[]idSlot) {
+	if t.PkgPath() == idsPkg {
+		*out = append(*out, idSlot{path, t})
+		return
+	}
+	if onPath[t] {
+		return
+	}
+	onPath[t] = true
+	defer delete(onPath, t)
+	switch t.Kind() {
+	case reflect.Pointer:
+		idSlots(t.Elem(), path, onPath, out)
+	case reflect.Slice, reflect.Array:
+		idSlots(t.Elem(), path+"[]", onPath, out)
+	case reflect.Map:
+		idSlots(t.Key(), path+"{key}", onPath, out)
+		idSlots(t.Elem(), path+"{}", onPath, out)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			idSlots(f.Type, path+"."+f.Name, onPath, out)
+		}
+	}
+}
+
+// idValues collects the ids-typed values in v by the same paths as idSlots.
+func idValues(v reflect.Value, path string, out map[string][]int64) {
+	t := v.Type()
+	if t.PkgPath() == idsPkg {
+		out[path] = append(out[path], v.Int())
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			idValues(v.Elem(), path, out)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			idValues(v.Index(i), path+"[]", out)
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			idValues(it.Key(), path+"{key}", out)
+			idValues(it.Value(), path+"{}", out)
+		}
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if t.Field(i).IsExported() {
+				idValues(v.Field(i), path+"."+t.Field(i).Name, out)
+			}
+		}
+	}
+}
+
+// withKind returns base with the ids of kind k taken from other.
+func (base authzIDs) withKind(k reflect.Type, other authzIDs) authzIDs {
+	switch k {
+	case chatIDType:
+		base.Chat = other.Chat
+	case messageIDType:
+		base.UserMsg, base.ReplyMsg = other.UserMsg, other.ReplyMsg
+	case folderIDType:
+		base.Folder = other.Folder
+	case connIDType:
+		base.Conn = other.Conn
+	case modelIDType:
+		base.Model = other.Model
+	}
+	return base
+}
+
+func (s authzIDs) has(k reflect.Type, v int64) bool {
+	switch k {
+	case chatIDType:
+		return v == int64(s.Chat)
+	case messageIDType:
+		return v == int64(s.UserMsg) || v == int64(s.ReplyMsg)
+	case folderIDType:
+		return v == int64(s.Folder)
+	case connIDType:
+		return v == int64(s.Conn)
+	case modelIDType:
+		return v == int64(s.Model)
+	}
+	return false
+}
+
+func encodeArgs(args []any) []byte {
+	if args == nil {
+		return []byte("[]")
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+// authzSnapshot is everything of A's that B could try to change, read
+// through the store as A.
+type authzSnapshot map[string]string
+
+func TestAuthzNoCrossUserAccess(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	c := w.c
+	A := ids.UserID(c.Owner.ID)
+	adminA := store.Actor{User: A, Admin: true}
+	ownerCall := func(method string, args ...any) api.Result {
+		return c.Dispatcher.Call(ctx, c.OwnerCaller(), method, encodeArgs(args))
+	}
+	waitChat := func(id ids.ChatID) {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := c.Gen.Wait(wctx, id); err != nil {
+			t.Fatalf("reply in chat %d did not finish: %v", id, err)
+		}
+	}
+	send := func(u ids.UserID, chatID ids.ChatID, content string) (ids.ChatID, ids.MessageID, ids.MessageID) {
+		t.Helper()
+		res := c.Dispatcher.Call(ctx, api.Caller{UserID: int64(u), Admin: u == A}, "Chats.Send",
+			encodeArgs([]any{map[string]any{"chatId": chatID, "modelId": w.model, "content": content}}))
+		if res.Error != nil {
+			t.Fatalf("send as user %d: %+v", u, res.Error)
+		}
+		var turn api.TurnView
+		json.Unmarshal(res.Result, &turn)
+		waitChat(turn.Chat.ID)
+		return turn.Chat.ID, turn.User.ID, turn.Assistant.ID
+	}
+
+	// ---- A's world: an instance-wide connection and model (newWorld), a
+	// personal connection and model with a secret and an avatar, a folder, a
+	// chat with a finished reply in that folder, a trashed chat, prefs.
+	keeper, err := c.Secrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyTok, err := keeper.Encrypt("sk-aprivate-4242")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pconn, err := c.DB.CreateConnection(ctx, adminA, store.Connection{OwnerID: &A, Name: "A plughconn",
+		BaseURL: w.llm.URL(), APIKeyEnc: keyTok, Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Chat.RefreshModels(ctx, A, pconn.ID); err != nil {
+		t.Fatal(err)
+	}
+	pmodels, _, err := c.DB.ListModels(ctx, A, store.ModelFilter{ConnectionID: pconn.ID})
+	if err != nil || len(pmodels) == 0 {
+		t.Fatalf("personal models: %v %v", pmodels, err)
+	}
+	pmodel := pmodels[0]
+	if _, err := c.DB.UpdateModel(ctx, adminA, pmodel.ID, store.ModelSettings{DisplayName: "A frobozzmodel",
+		Description: "A frobozzmodel", Enabled: true, SystemPrompt: "frobozzmodel prompt"}); err != nil {
+		t.Fatal(err)
+	}
+	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{0}, 32)...)
+	if err := c.DB.SetModelAvatar(ctx, adminA, pmodel.ID, png, "image/png"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DB.SetModelAvatar(ctx, adminA, w.model, png, "image/png"); err != nil {
+		t.Fatal(err)
+	}
+	folderA, err := c.DB.CreateFolder(ctx, A, "A xyzzyfolder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chatA, userMsgA, replyA := send(A, 0, "tell me about "+authzSecretWord)
+	trashA, trashUserA, trashReplyA := send(A, 0, "an old "+authzSecretWord+" chat")
+	if r := ownerCall("Chats.Trash", trashA); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if r := ownerCall("Prefs.Set", map[string]any{"theme": "moria"}); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+
+	// ---- B: a non-admin user made directly in the database, with a chat
+	// and a folder of their own.
+	now := time.Now().UnixMilli()
+	res, err := c.DB.Write().ExecContext(ctx, `INSERT INTO users (username, display_name, is_admin, is_owner, status, created_at, updated_at)
+		VALUES (?, 'B', 0, 0, 'active', ?, ?)`, fmt.Sprintf("authz-b-%d", time.Now().UnixNano()), now, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bID, _ := res.LastInsertId()
+	B := ids.UserID(bID)
+	callerB := api.Caller{UserID: bID, Admin: false, Via: "authz-test"}
+	folderB, err := c.DB.CreateFolder(ctx, B, "B folder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chatB, userMsgB, replyB := send(B, 0, "B asks about otters")
+
+	aChats := []ids.ChatID{chatA, trashA}
+	allChats := func() []ids.ChatID { return append(slices.Clone(aChats), chatB) }
+
+	// ---- A's state, read through the store as A.
+	snapshot := func() authzSnapshot {
+		s := authzSnapshot{}
+		put := func(k string, v any, err error) {
+			if err != nil {
+				t.Fatalf("snapshot %s: %v", k, err)
+			}
+			b, _ := json.Marshal(v)
+			s[k] = string(b)
+		}
+		for _, id := range aChats {
+			ch, err := c.DB.ChatByID(ctx, A, id)
+			put(fmt.Sprintf("chat %d", id), ch, err)
+			msgs, _, err := c.DB.MessagesPage(ctx, A, id, 0, 1000)
+			put(fmt.Sprintf("messages of chat %d", id), msgs, err)
+		}
+		list, err := c.DB.ListChats(ctx, A, store.ChatFilter{})
+		put("chat list", list, err)
+		trash, err := c.DB.ListTrash(ctx, A)
+		put("trash", trash, err)
+		folders, err := c.DB.ListFolders(ctx, A)
+		put("folders", folders, err)
+		conns, err := c.DB.ListConnections(ctx, A)
+		put("connections", conns, err)
+		models, _, err := c.DB.ListModels(ctx, A, store.ModelFilter{})
+		put("models", models, err)
+		for _, id := range []ids.ModelID{w.model, pmodel.ID} {
+			data, typ, err := c.DB.ModelAvatar(ctx, A, id)
+			put(fmt.Sprintf("avatar of model %d", id), map[string]any{"type": typ, "data": data}, err)
+		}
+		prefs, err := c.DB.Prefs(ctx, int64(A))
+		put("prefs", prefs, err)
+		return s
+	}
+	// settle waits until no reply runs and background work (titles, unread
+	// marks) has stopped changing A's data.
+	settle := func() authzSnapshot {
+		for _, id := range allChats() {
+			waitChat(id)
+		}
+		prev := snapshot()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			c.Chat.Wait()
+			time.Sleep(40 * time.Millisecond)
+			c.Chat.Wait()
+			cur := snapshot()
+			if reflect.DeepEqual(prev, cur) {
+				return cur
+			}
+			prev = cur
+		}
+		t.Fatal("A's data keeps changing; cannot take a stable snapshot")
+		return nil
+	}
+	settle()
+	// A manual title with the secret word, and the chat in A's folder.
+	if r := ownerCall("Chats.Update", chatA, map[string]any{"title": "The " + authzSecretWord + " plan", "folderId": folderA.ID}); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	base := settle()
+	if !strings.Contains(base["messages of chat "+fmt.Sprint(chatA)], `"Status":"final"`) ||
+		!strings.Contains(base["chat "+fmt.Sprint(chatA)], `"Unread":true`) {
+		t.Fatalf("A's chat is not as expected (a finished, unread reply): %s", base["chat "+fmt.Sprint(chatA)])
+	}
+	if r := ownerCall("Chats.Search", authzSecretWord); !strings.Contains(string(r.Result), fmt.Sprintf(`"chatId":%d`, chatA)) {
+		t.Fatalf("A's own search for %q does not find A's chat (%s %+v): the search probe would prove nothing", authzSecretWord, r.Result, r.Error)
+	}
+
+	// Every event B receives from here on is checked at the end.
+	subB := c.Bus.Subscribe(int64(B), 1<<14)
+	defer subB.Close()
+	subA := c.Bus.Subscribe(int64(A), 1<<14)
+	defer subA.Close()
+
+	idsA := authzIDs{Chat: chatA, UserMsg: userMsgA, ReplyMsg: replyA, Folder: folderA.ID, Conn: pconn.ID, Model: pmodel.ID}
+	// The same with the instance-wide connection and model, which B may
+	// use but not change.
+	idsAShared := idsA
+	idsAShared.Conn, idsAShared.Model = w.conn, w.model
+	idsATrash := idsA
+	idsATrash.Chat, idsATrash.UserMsg, idsATrash.ReplyMsg = trashA, trashUserA, trashReplyA
+	idsB := authzIDs{Chat: chatB, UserMsg: userMsgB, ReplyMsg: replyB, Folder: folderB.ID, Conn: w.conn, Model: w.model}
+	aIDSets := []authzIDs{idsA, idsAShared, idsATrash}
+
+	leaks := func(b []byte) string {
+		s := string(b)
+		for _, m := range authzMarkers {
+			if strings.Contains(strings.ToLower(s), m) {
+				return m
+			}
+		}
+		return ""
+	}
+	callB := func(method string, args []byte) api.Result {
+		return c.Dispatcher.Call(ctx, callerB, method, args)
+	}
+	// after checks that A's data is what it was; a change is reported and
+	// becomes the new baseline, so each method is blamed only for its own.
+	after := func(t *testing.T, what string) {
+		t.Helper()
+		cur := settle()
+		var keys []string
+		for k := range base {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if base[k] != cur[k] {
+				t.Errorf("CROSS-USER CHANGE: %s changed A's %s\n before: %.600s\n after:  %.600s", what, k, base[k], cur[k])
+			}
+		}
+		base = cur
+	}
+	checkResult := func(t *testing.T, what string, r api.Result) {
+		t.Helper()
+		if m := leaks(r.Result); m != "" {
+			t.Errorf("CROSS-USER READ: %s returned A's data (%q): %.600s", what, m, r.Result)
+		}
+		if r.Error != nil {
+			if m := leaks([]byte(r.Error.Message)); m != "" {
+				t.Errorf("CROSS-USER READ: %s's error message shows A's data (%q): %s", what, m, r.Error.Message)
+			}
+		}
+	}
+	refused := func(t *testing.T, what string, r api.Result, admin bool) {
+		t.Helper()
+		switch {
+		case r.Error == nil:
+			t.Errorf("CROSS-USER ACCESS: %s succeeded for B: %.600s", what, r.Result)
+		case admin && r.Error.Kind != apperr.Forbidden:
+			t.Errorf("%s: B (not an admin) got %s %q, want forbidden", what, r.Error.Kind, r.Error.Message)
+		case r.Error.Kind != apperr.NotFound && r.Error.Kind != apperr.Forbidden:
+			t.Errorf("%s: B got %s %q, want not_found or forbidden", what, r.Error.Kind, r.Error.Message)
+		}
+	}
+
+	calls := authzCalls(w.llm.URL())
+	var withIDs, withoutIDs, variants int
+	registered := map[string]bool{}
+	for _, m := range c.Dispatcher.Methods() {
+		registered[m.Name] = true
+		var slots []idSlot
+		for i, p := range m.Params {
+			idSlots(p, fmt.Sprintf("arg%d", i+1), map[reflect.Type]bool{}, &slots)
+		}
+		call, ok := calls[m.Name]
+		if !ok {
+			if len(slots) > 0 {
+				t.Errorf("%s takes ids (%s) but has no entry in authzCalls: add one, so its ownership checks are tested", m.Name, slotNames(slots))
+			} else {
+				t.Errorf("%s has no entry in authzCalls: add one, so it is called as another user", m.Name)
+			}
+			continue
+		}
+		for _, s := range slots {
+			if s.typ == userIDType {
+				t.Errorf("%s takes a UserID (%s): the authorization test does not know whose to pass; teach it", m.Name, s.path)
+			}
+		}
+		t.Run(m.Name, func(t *testing.T) {
+			if len(slots) == 0 {
+				withoutIDs++
+				what := m.Name + " (no ids)"
+				r := callB(m.Name, encodeArgs(call.args(idsB)))
+				checkResult(t, what, r)
+				if call.admin && (r.Error == nil || r.Error.Kind != apperr.Forbidden) {
+					t.Errorf("%s is admin-only but B (not an admin) got %+v %.300s, want forbidden", what, r.Error, r.Result)
+				}
+				checkOwnOnly(t, m.Name, r, aChats, folderA.ID, pmodel.ID, chatB, folderB.ID)
+				after(t, what)
+				return
+			}
+			withIDs++
+			// The builder must put A's ids in every id slot.
+			b := encodeArgs(call.args(idsA))
+			var raw []json.RawMessage
+			json.Unmarshal(b, &raw)
+			got := map[string][]int64{}
+			for i, p := range m.Params {
+				v := reflect.New(p)
+				if i < len(raw) {
+					if err := json.Unmarshal(raw[i], v.Interface()); err != nil {
+						t.Fatalf("authzCalls[%s] builds arguments that do not decode: %v", m.Name, err)
+					}
+				}
+				idValues(v.Elem(), fmt.Sprintf("arg%d", i+1), got)
+			}
+			for _, s := range slots {
+				vals := got[s.path]
+				if len(vals) == 0 {
+					t.Errorf("authzCalls[%s] leaves the id slot %s (%s) empty: fill it from the ids it is given", m.Name, s.path, s.typ.Name())
+				}
+				for _, v := range vals {
+					if !idsA.has(s.typ, v) {
+						t.Errorf("authzCalls[%s] puts %d in %s (%s), not the %s it was given", m.Name, v, s.path, s.typ.Name(), s.typ.Name())
+					}
+				}
+			}
+			try := func(what string, args []byte, mayPass bool) {
+				variants++
+				r := callB(m.Name, args)
+				checkResult(t, what, r)
+				if mayPass && r.Error == nil {
+					checkOwnOnly(t, m.Name, r, aChats, folderA.ID, pmodel.ID, chatB, folderB.ID)
+				} else {
+					refused(t, what, r, call.admin)
+				}
+				after(t, what)
+			}
+			// A's ids in every slot.
+			for i, set := range aIDSets {
+				try(fmt.Sprintf("%s with A's ids (set %d) %s", m.Name, i+1, args(call.args(set))), encodeArgs(call.args(set)), false)
+			}
+			// One kind of A's, the rest B's own (or zero): the check must be
+			// on every id, not just the first.
+			kinds := map[reflect.Type]bool{}
+			for _, s := range slots {
+				kinds[s.typ] = true
+			}
+			for k := range kinds {
+				for _, baseSet := range []authzIDs{idsB, {}} {
+					if len(kinds) == 1 && baseSet == idsB {
+						continue // the same as A's ids in every slot
+					}
+					set := baseSet.withKind(k, idsA)
+					mayPass := baseSet == idsB && slices.Contains(call.cursor, k)
+					try(fmt.Sprintf("%s with A's %s among B's own ids %s", m.Name, k.Name(), args(call.args(set))), encodeArgs(call.args(set)), mayPass)
+				}
+			}
+			// Admin-only methods refuse B even with ids B may see.
+			if call.admin {
+				variants++
+				what := m.Name + " with instance-wide ids " + args(call.args(idsB))
+				r := callB(m.Name, encodeArgs(call.args(idsB)))
+				checkResult(t, what, r)
+				if r.Error == nil || r.Error.Kind != apperr.Forbidden {
+					t.Errorf("%s is admin-only but B got %+v %.300s, want forbidden", what, r.Error, r.Result)
+				}
+				after(t, what)
+			}
+		})
+	}
+	for name := range calls {
+		if !registered[name] {
+			t.Errorf("authzCalls lists %s, which is not registered", name)
+		}
+	}
+
+	// Control: B is a working user, so the refusals above are about A's ids.
+	for _, probe := range []struct {
+		method string
+		args   []any
+	}{
+		{"Chats.Get", []any{chatB}},
+		{"Chats.Messages", []any{chatB}},
+		{"Folders.Rename", []any{folderB.ID, "B folder"}},
+		{"Models.Picker", nil},
+	} {
+		if r := callB(probe.method, encodeArgs(probe.args)); r.Error != nil {
+			t.Errorf("control: B's own %s failed: %+v", probe.method, r.Error)
+		}
+	}
+
+	// ---- Avatar routes, as B over HTTP.
+	t.Run("avatars", func(t *testing.T) {
+		h, err := httpapi.New(httpapi.Options{Dispatcher: c.Dispatcher, Bus: c.Bus, Files: frontend.FS(),
+			Log: slog.New(slog.DiscardHandler), Caller: func(*http.Request) (api.Caller, error) { return callerB, nil },
+			Avatars: api.AvatarStore{DB: c.DB}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		do := func(method string, id ids.ModelID) (int, string) {
+			var body bytes.Buffer
+			req := httptest.NewRequest(method, fmt.Sprintf("/api/models/%d/avatar", id), nil)
+			if method == http.MethodPost {
+				mw := multipart.NewWriter(&body)
+				fw, _ := mw.CreateFormFile("file", "a.png")
+				fw.Write(png)
+				mw.Close()
+				req = httptest.NewRequest(method, fmt.Sprintf("/api/models/%d/avatar", id), &body)
+				req.Header.Set("Content-Type", mw.FormDataContentType())
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec.Code, rec.Body.String()
+		}
+		for _, id := range []ids.ModelID{w.model, pmodel.ID} {
+			for _, method := range []string{http.MethodPost, http.MethodDelete} {
+				if code, body := do(method, id); code != http.StatusForbidden {
+					t.Errorf("CROSS-USER ACCESS: %s /api/models/%d/avatar as B: %d %s, want 403 forbidden", method, id, code, body)
+				}
+				after(t, method+" avatar")
+			}
+		}
+		if code, body := do(http.MethodGet, pmodel.ID); code != http.StatusNotFound {
+			t.Errorf("CROSS-USER READ: GET the avatar of A's personal model %d as B: %d %.100q, want 404", pmodel.ID, code, body)
+		}
+	})
+
+	// ---- Events: A's chat streams a reply; B must hear nothing of it, and
+	// B's calls on the running reply must be refused.
+	t.Run("events", func(t *testing.T) {
+		w.llm.Enqueue(fakellm.Fixture("stream-no-reasoning").FirstByteAfter(300 * time.Millisecond))
+		r := ownerCall("Chats.Send", map[string]any{"chatId": chatA, "content": "more about " + authzSecretWord})
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		if !c.Gen.Running(chatA) {
+			t.Log("A's reply finished before B's calls on it; the streaming probes ran on a finished reply")
+		}
+		for _, method := range []string{"Chats.Stop", "Chats.Live", "Chats.Messages", "Chats.Trash", "Chats.Continue"} {
+			r := callB(method, encodeArgs([]any{chatA}))
+			checkResult(t, method+" on A's streaming chat", r)
+			refused(t, method+" on A's streaming chat", r, false)
+		}
+		if r := ownerCall("Chats.Update", chatA, map[string]any{"pinned": true}); r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		settle()
+		msgs, _, err := c.DB.MessagesPage(ctx, A, chatA, 0, 1000)
+		if err != nil || len(msgs) == 0 {
+			t.Fatalf("A's messages: %v", err)
+		}
+		if last := msgs[len(msgs)-1]; last.Role != store.RoleAssistant || last.Status != store.StatusFinal {
+			t.Errorf("CROSS-USER CHANGE: A's streamed reply ended %s (%q), not final: did B's Stop reach it?", last.Status, last.Error)
+		}
+		isA := map[ids.ChatID]bool{}
+		for _, id := range aChats {
+			isA[id] = true
+		}
+		drain := func(s *events.Sub) (evs []events.Event) {
+			for {
+				select {
+				case ev, ok := <-s.C():
+					if !ok {
+						return evs
+					}
+					evs = append(evs, ev)
+				default:
+					return evs
+				}
+			}
+		}
+		if subB.Dropped() {
+			t.Fatal("B's subscription was dropped; cannot tell what B received")
+		}
+		for _, ev := range drain(subB) {
+			b, _ := json.Marshal(ev.Data)
+			var d struct {
+				ChatID ids.ChatID `json:"chatId"`
+			}
+			json.Unmarshal(b, &d)
+			if (ev.Topic == "gen" || ev.Topic == "chat") && isA[d.ChatID] {
+				t.Errorf("CROSS-USER EVENT: B received %s for A's chat %d: %.300s", ev.Topic, d.ChatID, b)
+			} else if m := leaks(b); m != "" {
+				t.Errorf("CROSS-USER EVENT: B received %s carrying A's data (%q): %.300s", ev.Topic, m, b)
+			}
+		}
+		var gen, chatEv int
+		for _, ev := range drain(subA) {
+			b, _ := json.Marshal(ev.Data)
+			if strings.Contains(string(b), fmt.Sprintf(`"chatId":%d`, chatA)) {
+				switch ev.Topic {
+				case "gen":
+					gen++
+				case "chat":
+					chatEv++
+				}
+			}
+		}
+		if gen == 0 || chatEv == 0 {
+			t.Errorf("control: A received %d gen and %d chat events for its chat; the event check proves nothing", gen, chatEv)
+		}
+	})
+
+	t.Logf("authz: %d methods checked with ids (%d calls as B), %d without ids", withIDs, variants, withoutIDs)
+}
+
+// checkOwnOnly decodes the results of the list-like methods and fails on any
+// of A's rows; for the main lists it also checks B's own rows are there.
+func checkOwnOnly(t *testing.T, method string, r api.Result, aChats []ids.ChatID, aFolder ids.FolderID, aModel ids.ModelID, bChat ids.ChatID, bFolder ids.FolderID) {
+	t.Helper()
+	mustWork := func() bool {
+		if r.Error != nil {
+			t.Errorf("%s failed for B: %+v", method, r.Error)
+			return false
+		}
+		return true
+	}
+	switch method {
+	case "Chats.List", "Chats.ListTrash":
+		if !mustWork() {
+			return
+		}
+		var list []api.ChatSummary
+		json.Unmarshal(r.Result, &list)
+		seenB := false
+		for _, s := range list {
+			if slices.Contains(aChats, s.ID) || (s.FolderID != nil && *s.FolderID == aFolder) {
+				t.Errorf("CROSS-USER READ: %s as B lists A's chat %d", method, s.ID)
+			}
+			seenB = seenB || s.ID == bChat
+		}
+		if method == "Chats.List" && !seenB {
+			t.Errorf("control: Chats.List as B does not list B's own chat %d: %s", bChat, r.Result)
+		}
+	case "Chats.Search":
+		if !mustWork() {
+			return
+		}
+		var hits []api.SearchHit
+		json.Unmarshal(r.Result, &hits)
+		for _, h := range hits {
+			if slices.Contains(aChats, h.ChatID) {
+				t.Errorf("CROSS-USER READ: Chats.Search as B finds A's chat %d: %+v", h.ChatID, h)
+			}
+		}
+		if len(hits) > 0 {
+			t.Errorf("CROSS-USER READ: Chats.Search for a word only A wrote gives B %d hits: %s", len(hits), r.Result)
+		}
+	case "Chats.Messages":
+		if !mustWork() {
+			return
+		}
+		var page api.MessagesPage
+		json.Unmarshal(r.Result, &page)
+		for _, m := range page.Messages {
+			if m.ChatID != bChat {
+				t.Errorf("CROSS-USER READ: Chats.Messages as B returns message %d of chat %d", m.ID, m.ChatID)
+			}
+		}
+	case "Folders.List":
+		if !mustWork() {
+			return
+		}
+		var list []api.FolderView
+		json.Unmarshal(r.Result, &list)
+		seenB := false
+		for _, f := range list {
+			if f.ID == aFolder {
+				t.Errorf("CROSS-USER READ: Folders.List as B lists A's folder %d", f.ID)
+			}
+			seenB = seenB || f.ID == bFolder
+		}
+		if !seenB {
+			t.Errorf("control: Folders.List as B does not list B's own folder %d: %s", bFolder, r.Result)
+		}
+	case "Models.Picker":
+		if !mustWork() {
+			return
+		}
+		var list []api.ModelView
+		json.Unmarshal(r.Result, &list)
+		for _, m := range list {
+			if m.ID == aModel {
+				t.Errorf("CROSS-USER READ: Models.Picker as B offers A's personal model %d", m.ID)
+			}
+		}
+	case "Prefs.Get":
+		mustWork()
+	}
+}
+
+func slotNames(slots []idSlot) string {
+	var s []string
+	for _, x := range slots {
+		s = append(s, x.path+" "+x.typ.Name())
+	}
+	return strings.Join(s, ", ")
+}
+
+func args(a []any) string {
+	b, _ := json.Marshal(a)
+	return string(b)
+}
