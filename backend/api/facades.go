@@ -68,8 +68,17 @@ type Info struct {
 	SelfTest     bool             `json:"selfTest"`
 }
 
-// Info returns version, paths, key location and row counts.
+// Info returns version, paths, key location and row counts. Paths, the key's
+// home and instance-wide counts are for administrators only.
 func (a *App) Info(ctx context.Context) (Info, error) {
+	if !CallerFrom(ctx).Admin {
+		name, _, err := a.deps.DB.Setting(ctx, "instance_name")
+		if err != nil {
+			return Info{}, err
+		}
+		return Info{Version: a.deps.Version, Mode: a.deps.Mode, InstanceName: name, BuildTags: []string{},
+			Counts: map[string]int64{}, SelfTest: a.deps.SelfTest}, nil
+	}
 	counts, err := a.deps.DB.Counts(ctx)
 	if err != nil {
 		return Info{}, err
@@ -121,6 +130,10 @@ type Notification struct {
 // Notify shows a native notification (the desktop app tells the reader
 // that a reply finished in a chat they are not looking at).
 func (a *App) Notify(ctx context.Context, n Notification) error {
+	if !CallerFrom(ctx).Owner {
+		// The notification appears on the owner's desktop.
+		return apperr.New(apperr.Forbidden, "only the desktop's owner can show notifications on it")
+	}
 	if a.deps.Notify == nil {
 		return apperr.New(apperr.Unavailable, "notifications are only available in the desktop app")
 	}
