@@ -18,7 +18,8 @@ func syncedTemp(t *testing.T) *DB {
 	return db
 }
 
-// addUser inserts a user row directly; the store has no account API yet.
+// addUser inserts a plain user row directly, without the account rules of
+// CreateAccount, for tests that only need a second owner of data.
 func addUser(t testing.TB, db *DB, name string) ids.UserID {
 	t.Helper()
 	res, err := db.Write().Exec(`INSERT INTO users (username, created_at) VALUES (?, ?)`, name, nowMillis())

@@ -174,6 +174,50 @@ var Current = Schema{
 				{Name: "messages_parent", On: "messages(parent_id)"},
 			},
 		},
+		{
+			// sessions are server-side logins. Only a SHA-256 of the token is
+			// stored, so a copy of the database signs no one in. expires_at
+			// is the earlier of the idle and the absolute limit, kept current
+			// when the session is renewed, so one comparison decides.
+			Name: "sessions",
+			Columns: []Column{
+				{Name: "token_hash", Type: "TEXT PRIMARY KEY"},
+				{Name: "user_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "last_seen_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "expires_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "user_agent", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "ip", Type: "TEXT NOT NULL DEFAULT ''"},
+			},
+			Indexes: []Index{
+				{Name: "sessions_user", On: "sessions(user_id)"},
+				{Name: "sessions_expires", On: "sessions(expires_at)"},
+			},
+		},
+		{
+			// groups grant permissions (a JSON list of names) to their
+			// members, on top of the instance baseline. A group never denies.
+			Name: "groups",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "name", Type: "TEXT NOT NULL"},
+				{Name: "permissions", Type: "TEXT NOT NULL DEFAULT '[]'"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "groups_name", On: "groups(name COLLATE NOCASE)", Unique: true}},
+		},
+		{
+			Name: "group_members",
+			Columns: []Column{
+				{Name: "group_id", Type: "INTEGER NOT NULL REFERENCES groups(id) ON DELETE CASCADE"},
+				{Name: "user_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+			},
+			Constraints: []string{"PRIMARY KEY (group_id, user_id)"},
+			// The primary key serves lookups by group; this one serves "which
+			// groups is this user in" and the user foreign key.
+			Indexes: []Index{{Name: "group_members_user", On: "group_members(user_id)"}},
+		},
 	},
 	FTS: []FTS{
 		{Name: "messages_fts", Table: "messages", RowID: "id", Columns: []string{"content"},

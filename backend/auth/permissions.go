@@ -1,0 +1,161 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// Permission names a configuration ability that can be granted. Admins have
+// every one; what belongs to other people (their chats, files, private
+// connections) is not a permission, and admins do not bypass ownership.
+type Permission = string
+
+// The permissions. Each says what it lets a non-admin do.
+const (
+	// ChatCreate: start chats and send messages. Without it a user can
+	// read their existing chats only.
+	ChatCreate Permission = "chat.create"
+	// ChatParams: set a chat's system prompt and sampling parameters
+	// (temperature, reasoning effort, …) instead of the model's defaults.
+	ChatParams Permission = "chat.params"
+	// FilesUpload: attach files and images to messages.
+	FilesUpload Permission = "files.upload"
+	// ModelsViewAll: see and use every enabled model, ignoring model
+	// access lists (which otherwise decide what a user sees).
+	ModelsViewAll Permission = "models.view_all"
+	// ConnectionsOwn: add personal connections (endpoints and API keys
+	// that only this user sees and uses).
+	ConnectionsOwn Permission = "connections.own"
+	// ConnectionsManage: add, edit and remove instance-wide connections and
+	// edit their models' names, order and defaults.
+	ConnectionsManage Permission = "connections.manage"
+)
+
+// AllPermissions lists every permission, in the order an admin page shows
+// them.
+var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, ModelsViewAll, ConnectionsOwn, ConnectionsManage}
+
+// DefaultBaseline is what every user has while the instance setting is
+// unset: using the app, not configuring it.
+var DefaultBaseline = []Permission{ChatCreate, ChatParams, FilesUpload}
+
+// SettingBaseline is the instance setting holding the baseline, a JSON
+// list of permission names.
+const SettingBaseline = "default_permissions"
+
+// Set is what one user may do.
+type Set struct {
+	admin bool
+	names map[Permission]bool
+}
+
+// Has reports whether the set includes p. Admins have every permission.
+func (s Set) Has(p Permission) bool { return s.admin || s.names[p] }
+
+// Admin reports whether the set is an admin's.
+func (s Set) Admin() bool { return s.admin }
+
+// List is the set's permissions in AllPermissions order (all of them for an
+// admin), for the frontend to hide what it cannot use.
+func (s Set) List() []Permission {
+	out := []Permission{}
+	for _, p := range AllPermissions {
+		if s.Has(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Require returns a Forbidden error unless the set includes p.
+func (s Set) Require(p Permission) error {
+	if s.Has(p) {
+		return nil
+	}
+	return apperr.New(apperr.Forbidden, "You are not allowed to do this (%s); ask an administrator.", p)
+}
+
+// Permissions resolves what users may do: the instance baseline widened by
+// every group the user is in. A group grants and never denies, so "why can
+// this user not do X" is answered by reading the baseline and the user's
+// groups, without simulating an order of rules.
+type Permissions struct{ db *store.DB }
+
+// NewPermissions returns the resolver over db.
+func NewPermissions(db *store.DB) *Permissions { return &Permissions{db: db} }
+
+// Resolve returns u's permissions. Unknown names (a permission since
+// removed) are ignored.
+func (p *Permissions) Resolve(ctx context.Context, u store.User) (Set, error) {
+	if u.IsAdmin {
+		return Set{admin: true}, nil
+	}
+	base, err := p.Baseline(ctx)
+	if err != nil {
+		return Set{}, err
+	}
+	s := Set{names: map[Permission]bool{}}
+	grant := func(names []string) {
+		for _, n := range names {
+			if slices.Contains(AllPermissions, n) {
+				s.names[n] = true
+			}
+		}
+	}
+	grant(base)
+	groups, err := p.db.UserGroups(ctx, ids.UserID(u.ID))
+	if err != nil {
+		return Set{}, err
+	}
+	for _, g := range groups {
+		grant(g.Permissions)
+	}
+	return s, nil
+}
+
+// Baseline is the instance's baseline (DefaultBaseline while unset).
+func (p *Permissions) Baseline(ctx context.Context) ([]Permission, error) {
+	v, ok, err := p.db.Setting(ctx, SettingBaseline)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return slices.Clone(DefaultBaseline), nil
+	}
+	var names []Permission
+	if err := json.Unmarshal([]byte(v), &names); err != nil {
+		return nil, fmt.Errorf("setting %s is not a JSON list of names: %w", SettingBaseline, err)
+	}
+	return names, nil
+}
+
+// SetBaseline stores the baseline; unknown names are Invalid.
+func (p *Permissions) SetBaseline(ctx context.Context, names []Permission) error {
+	clean, err := CheckPermissions(names)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(clean)
+	return p.db.SetSetting(ctx, SettingBaseline, string(b))
+}
+
+// CheckPermissions returns names without duplicates, or Invalid naming the
+// first unknown one. Use it before storing a group's permissions.
+func CheckPermissions(names []Permission) ([]Permission, error) {
+	out := []Permission{}
+	for _, n := range names {
+		if !slices.Contains(AllPermissions, n) {
+			return nil, apperr.New(apperr.Invalid, "There is no permission called %q.", n)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
