@@ -7,7 +7,7 @@ DESKTOP_TAGS := desktop,production,webkit2_41
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run serve server desktop test unit e2e fuzz bench screenshots lint vendor-verify vendor-update clean
+.PHONY: run serve server desktop package test unit e2e fuzz bench screenshots lint vendor-verify vendor-update clean
 
 ## run: build and open the desktop app (installs the GTK/WebKit build packages on Debian/Ubuntu if missing); with no display, serves to a browser instead
 run:
@@ -30,6 +30,10 @@ server:
 desktop:
 	@build/deps.sh desktop
 	$(GO) build -trimpath -tags $(DESKTOP_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN)/lembas ./app
+
+## package: the .deb (nfpm) with the desktop binary, the .desktop file and the icons
+package: desktop
+	VERSION=0.1.0+$(subst -,.,$(VERSION)) $(GO) tool nfpm package -f build/nfpm.yaml -p deb -t $(BIN)/
 
 ## test: everything — vet, vendored-file hashes, unit tests, Chromium and Xvfb tests
 test:

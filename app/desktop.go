@@ -18,6 +18,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/options/linux"
 	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
 
+	"github.com/llembas/lembas/assets"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/core"
 	"github.com/llembas/lembas/backend/events"
@@ -104,7 +105,7 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 			// webview to file:// (the frontend also cancels drops).
 			DisableWebViewDrop: true,
 		},
-		Linux: &linux.Options{ProgramName: "lembas"},
+		Linux: &linux.Options{ProgramName: "lembas", Icon: assets.Icon256},
 	})
 	if err != nil {
 		return fmt.Errorf("desktop window: %w", err)
