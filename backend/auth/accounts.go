@@ -47,6 +47,8 @@ type Accounts struct {
 	params   Params
 	slots    chan struct{}
 	dummy    func() (string, error)
+	// onVerify, when set (tests), is told of every hash verified.
+	onVerify func(encoded string)
 }
 
 // NewAccounts returns the account service over db, issuing sessions from
@@ -91,6 +93,9 @@ func (a *Accounts) verify(ctx context.Context, encoded, password string) (bool, 
 		return false, err
 	}
 	defer release()
+	if a.onVerify != nil {
+		a.onVerify(encoded)
+	}
 	return VerifyPassword(encoded, password)
 }
 

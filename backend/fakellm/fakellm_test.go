@@ -181,9 +181,6 @@ func TestEveryPacesEvents(t *testing.T) {
 	s.Enqueue(fakellm.Stream("a", "b", "c").Every(every))
 	start := time.Now()
 	resp := post(t, s, streamBody)
-	if time.Since(start) >= every {
-		t.Errorf("headers waited for the first event")
-	}
 	lines, err := dataLines(resp.Body)
 	if err != nil {
 		t.Fatal(err)
