@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/generation"
+	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/store"
 )
@@ -182,11 +184,14 @@ type Prefs struct{ deps Deps }
 // Preferences are one user's settings.
 type Preferences struct {
 	Theme string `json:"theme"`
+	// LastChat is the chat open last, reopened at the next start (0: none).
+	LastChat ids.ChatID `json:"lastChat"`
 }
 
 // PreferencesPatch changes the fields that are set.
 type PreferencesPatch struct {
-	Theme *string `json:"theme,omitempty"`
+	Theme    *string     `json:"theme,omitempty"`
+	LastChat *ids.ChatID `json:"lastChat,omitempty"`
 }
 
 // Themes are the theme names the frontend knows.
@@ -198,7 +203,8 @@ func (p *Prefs) Get(ctx context.Context) (Preferences, error) {
 	if err != nil {
 		return Preferences{}, err
 	}
-	return Preferences{Theme: m["theme"]}, nil
+	last, _ := strconv.ParseInt(m["last_chat"], 10, 64)
+	return Preferences{Theme: m["theme"], LastChat: ids.ChatID(last)}, nil
 }
 
 // Set changes the caller's preferences and tells the caller's other windows.
@@ -215,6 +221,18 @@ func (p *Prefs) Set(ctx context.Context, patch PreferencesPatch) (Preferences, e
 		if err := p.deps.DB.SetPref(ctx, c.UserID, "theme", *patch.Theme); err != nil {
 			return Preferences{}, err
 		}
+	}
+	if patch.LastChat != nil {
+		if *patch.LastChat != 0 {
+			if _, err := p.deps.DB.ChatByID(ctx, ids.UserID(c.UserID), *patch.LastChat); err != nil {
+				return Preferences{}, storeErr(err, "chat")
+			}
+		}
+		if err := p.deps.DB.SetPref(ctx, c.UserID, "last_chat", strconv.FormatInt(int64(*patch.LastChat), 10)); err != nil {
+			return Preferences{}, err
+		}
+		// The last chat is bookkeeping, not a change other windows follow.
+		return p.Get(ctx)
 	}
 	prefs, err := p.Get(ctx)
 	if err != nil {

@@ -351,7 +351,7 @@ func TestEventsReachTheCallerOverSSE(t *testing.T) {
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "data: ") {
-			if want := `data: {"topic":"prefs","data":{"theme":"moria"}}`; line != want {
+			if want := `data: {"topic":"prefs","data":{"theme":"moria","lastChat":0}}`; line != want {
 				t.Fatalf("got %s, want %s", line, want)
 			}
 			break

@@ -184,6 +184,30 @@ function Screen({ route, narrow }) {
   }
 }
 
+// The route the app was opened with: only an app opened without one goes
+// back to the chat that was open last.
+const START_HASH = location.hash;
+const isBlank = (h) => h === '' || h === '#' || h === '#/';
+
+function reopenLastChat(id) {
+  if (!id || !isBlank(START_HASH)) return;
+  call('Chats.Get', id).then(
+    () => {
+      if (isBlank(location.hash)) replaceRoute(hrefs.chat(id));
+    },
+    () => {}, // trashed or gone: stay on a new chat
+  );
+}
+
+// rememberChat stores the open chat as the one to reopen next time.
+let rememberTimer = 0;
+function rememberChat(id) {
+  clearTimeout(rememberTimer);
+  rememberTimer = setTimeout(() => {
+    call('Prefs.Set', { lastChat: id || 0 }).catch(() => {});
+  }, 1000);
+}
+
 function App() {
   const [theme, setTheme] = useState(currentTheme);
   const [sidebarOpen, setSidebarOpen] = useState(false);
@@ -199,6 +223,7 @@ function App() {
           applyTheme(t);
           setTheme(t);
         }
+        reopenLastChat(prefs && prefs.lastChat);
       },
       (err) => console.warn('lembas: could not read preferences:', err.message),
     );
@@ -220,6 +245,10 @@ function App() {
   useEffect(() => {
     if (!narrow) setSidebarOpen(false);
   }, [narrow]);
+
+  useEffect(() => {
+    if (route.name === 'chat') rememberChat(route.id);
+  }, [route.name, route.id]);
 
   // A new screen closes the phone sidebar and moves focus to it.
   useEffect(() => {

@@ -191,6 +191,28 @@ func TestChatInChromium(t *testing.T) {
 		a.do(chromedp.Click(chromedp.CSS(".search-hit")))
 		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('A second chat')`)
 	})
+	t.Run("the last open chat reopens", func(t *testing.T) {
+		hash := a.js(`location.hash`).(string)
+		if !strings.HasPrefix(hash, "#/chat/") {
+			t.Fatalf("not on a chat: %q", hash)
+		}
+		id := strings.TrimPrefix(hash, "#/chat/")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var prefs struct{ LastChat int64 }
+			harness.API(t, a.base, "Prefs.Get", &prefs)
+			if fmt.Sprint(prefs.LastChat) == id {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("lastChat is %d, want %s", prefs.LastChat, id)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		a.do(chromedp.Navigate(a.base + "/"))
+		a.waitJS(`location.hash === '` + hash + `'`)
+	})
+
 	t.Run("settings chosen before the first message apply", func(t *testing.T) {
 		a.do(chromedp.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
 		a.waitJS(`!location.hash.startsWith('#/chat/')`)
