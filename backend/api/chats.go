@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,19 +30,7 @@ func requireAdmin(ctx context.Context) error {
 }
 
 // storeErr maps the store's sentinel errors to kinds.
-func storeErr(err error, what string) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrNotFound):
-		return apperr.Wrap(apperr.NotFound, err, "%s not found", what)
-	case errors.Is(err, store.ErrForbidden):
-		return apperr.Wrap(apperr.Forbidden, err, "you may not change this %s", what)
-	case errors.Is(err, store.ErrConflict):
-		return apperr.Wrap(apperr.Conflict, err, "this %s changed meanwhile; try again", what)
-	}
-	return err
-}
+func storeErr(err error, what string) error { return store.Kinded(err, what) }
 
 // ChatSummary is a chat in the sidebar.
 type ChatSummary struct {

@@ -9,8 +9,6 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -548,18 +546,4 @@ func truncate(s string, n int) string {
 }
 
 // storeErr maps store errors to application errors.
-func storeErr(err error, what string) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return apperr.Wrap(apperr.NotFound, err, "%s not found", what)
-	case errors.Is(err, store.ErrForbidden):
-		return apperr.Wrap(apperr.Forbidden, err, "you may not change this %s", what)
-	case errors.Is(err, store.ErrConflict):
-		return apperr.Wrap(apperr.Conflict, err, "this %s changed meanwhile; try again", what)
-	}
-	var ae *apperr.Error
-	if errors.As(err, &ae) {
-		return err
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
+func storeErr(err error, what string) error { return store.Kinded(err, what) }
