@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
 )
 
@@ -20,15 +21,25 @@ func pathID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
-func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request) {
+// avatarTarget resolves the caller and the model id of an avatar request,
+// answering the error itself when either fails.
+func (h *handler) avatarTarget(w http.ResponseWriter, r *http.Request) (api.Caller, int64, bool) {
 	caller, err := h.opt.Caller(r)
 	if err != nil {
 		writeError(w, err)
-		return
+		return api.Caller{}, 0, false
 	}
 	id, err := pathID(r)
 	if err != nil {
 		writeError(w, err)
+		return api.Caller{}, 0, false
+	}
+	return caller, id, true
+}
+
+func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request) {
+	caller, id, ok := h.avatarTarget(w, r)
+	if !ok {
 		return
 	}
 	data, ctype, err := h.opt.Avatars.Avatar(r.Context(), caller, id)
@@ -43,14 +54,8 @@ func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.opt.Caller(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	id, err := pathID(r)
-	if err != nil {
-		writeError(w, err)
+	caller, id, ok := h.avatarTarget(w, r)
+	if !ok {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxAvatar+64<<10)
@@ -82,14 +87,8 @@ func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) deleteAvatar(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.opt.Caller(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	id, err := pathID(r)
-	if err != nil {
-		writeError(w, err)
+	caller, id, ok := h.avatarTarget(w, r)
+	if !ok {
 		return
 	}
 	if err := h.opt.Avatars.DeleteAvatar(r.Context(), caller, id); err != nil {
