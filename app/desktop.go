@@ -69,13 +69,14 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 		defer ln.Close()
 	}
 	bridge := &Bridge{dispatcher: cr.Dispatcher, caller: cr.OwnerCaller()}
+	win, placed := loadWindowState(cfg.DataDir)
 
 	err = wails.Run(&options.App{
 		Title:     "LLeMbas",
-		Width:     1200,
-		Height:    800,
-		MinWidth:  380,
-		MinHeight: 480,
+		Width:     win.Width,
+		Height:    win.Height,
+		MinWidth:  minWidth,
+		MinHeight: minHeight,
 		AssetServer: &assetserver.Options{
 			Handler: handler,
 		},
@@ -84,6 +85,9 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 		Logger:           wailsLogger{log},
 		OnStartup: func(wctx context.Context) {
 			d.start(wctx)
+			if placed {
+				wruntime.WindowSetPosition(wctx, win.X, win.Y)
+			}
 			go func() {
 				// Quit the window on SIGINT/SIGTERM so that deferred
 				// cleanups run and the exit code is 0.
@@ -100,6 +104,16 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 			restoreOnStack()
 		},
 		OnShutdown: func(context.Context) { d.stop() },
+		OnBeforeClose: func(wctx context.Context) bool {
+			// Remember where the window was; Quit runs this too.
+			var ws windowState
+			ws.Width, ws.Height = wruntime.WindowGetSize(wctx)
+			ws.X, ws.Y = wruntime.WindowGetPosition(wctx)
+			if err := saveWindowState(cfg.DataDir, ws); err != nil {
+				log.Warn("could not save the window's size", "err", err)
+			}
+			return false
+		},
 		DragAndDrop: &options.DragAndDrop{
 			// A file dropped outside a drop zone must never navigate the
 			// webview to file:// (the frontend also cancels drops).

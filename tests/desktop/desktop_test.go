@@ -3,8 +3,10 @@ package desktop
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,8 +68,12 @@ func TestDesktopApp(t *testing.T) {
 		if !strings.Contains(app.Stderr(), "via=bridge") {
 			t.Error("no call was logged as coming through the bridge")
 		}
-		if tree := harness.X(t, display, "xwininfo", "-root", "-tree"); !strings.Contains(tree, `"LLeMbas"`) {
+		tree := harness.X(t, display, "xwininfo", "-root", "-tree")
+		if !strings.Contains(tree, `"LLeMbas"`) {
 			t.Errorf("no window titled LLeMbas:\n%s", tree)
+		}
+		if i == 1 && !regexp.MustCompile(`"LLeMbas": \([^)]*\)\s+1000x700\+`).MatchString(tree) {
+			t.Errorf("the window did not come back at its saved size 1000x700:\n%s", tree)
 		}
 		if _, err := os.Stat("/usr/bin/import"); err == nil {
 			time.Sleep(500 * time.Millisecond) // let the last frame paint
@@ -86,6 +92,16 @@ func TestDesktopApp(t *testing.T) {
 		}
 		if !strings.Contains(app.Stderr(), "desktop app closed") {
 			t.Error("the app did not shut down through its own path")
+		}
+		if i == 0 {
+			// Closing saved the window's size; the next start must use a
+			// saved one (written here so the test knows what to expect).
+			var ws struct{ Width, Height int }
+			b, err := os.ReadFile(filepath.Join(dataDir, "window.json"))
+			if err != nil || json.Unmarshal(b, &ws) != nil || ws.Width < 380 || ws.Height < 480 {
+				t.Errorf("window state after closing: %s %v", b, err)
+			}
+			harness.Must(t, os.WriteFile(filepath.Join(dataDir, "window.json"), []byte(`{"width":1000,"height":700,"x":20,"y":20}`), 0o600), "write window state")
 		}
 	}
 	if got := notes.Notes(); len(got) < 2 || got[0].App != "LLeMbas" || got[0].Summary != "Self-test" {
