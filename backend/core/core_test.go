@@ -62,7 +62,6 @@ type world struct {
 	conn  ids.ConnectionID
 	model ids.ModelID
 	chat  ids.ChatID
-	msg   ids.MessageID
 }
 
 func (w *world) idle(t *testing.T) {

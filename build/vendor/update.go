@@ -140,7 +140,7 @@ func update(p paths, reqs []request, pack packer, stdout io.Writer) error {
 	var targets []target
 	if len(reqs) == 0 {
 		if len(l.Packages) == 0 {
-			return errors.New("the lock lists no packages; name one: update NAME@VERSION SRC=DEST ...")
+			return errors.New("the lock lists no packages; name one as NAME@VERSION followed by SRC=DEST pairs")
 		}
 		for _, pkg := range l.Packages {
 			targets = append(targets, target{pkg: pkg, wantIntegrity: pkg.Integrity})

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -254,9 +253,6 @@ func Must(t testing.TB, err error, what string) {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
-
-// Sprintf re-exported so callers need not import fmt for one message.
-var Sprintf = fmt.Sprintf
 
 // API posts one facade call to a running server (base URL) and decodes its
 // result into out (when not nil). A non-200 answer fails the test.
