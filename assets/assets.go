@@ -9,3 +9,8 @@ import _ "embed"
 //
 //go:embed icons/256x256/lembas.png
 var Icon256 []byte
+
+// Icon512 is the 512×512 application icon (PNG), for the web app manifest.
+//
+//go:embed icons/512x512/lembas.png
+var Icon512 []byte

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
@@ -20,6 +21,16 @@ func user(ctx context.Context) ids.UserID { return ids.UserID(CallerFrom(ctx).Us
 func actor(ctx context.Context) store.Actor {
 	c := CallerFrom(ctx)
 	return store.Actor{User: ids.UserID(c.UserID), Admin: c.Admin}
+}
+
+// manager is the actor for configuring shared connections and models: an
+// admin, or a user granted connections.manage, who then acts with an
+// admin's reach over shared connections (never over personal ones).
+func (d Deps) manager(ctx context.Context) (store.Actor, error) {
+	if err := d.require(ctx, auth.ConnectionsManage); err != nil {
+		return store.Actor{}, err
+	}
+	return store.Actor{User: user(ctx), Admin: true}, nil
 }
 
 func requireAdmin(ctx context.Context) error {
@@ -152,6 +163,9 @@ func (c *Chats) turn(t chat.Turn) TurnView {
 // Send adds the caller's turn (creating the chat on its first message) and
 // starts the reply in the background.
 func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
+	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
+		return TurnView{}, err
+	}
 	t, err := c.deps.Chat.Send(ctx, user(ctx), in)
 	if err != nil {
 		return TurnView{}, err
@@ -166,6 +180,9 @@ func (c *Chats) Stop(ctx context.Context, id ids.ChatID) error {
 
 // Regenerate replaces the last reply.
 func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, error) {
+	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
+		return MessageView{}, err
+	}
 	m, err := c.deps.Chat.Regenerate(ctx, user(ctx), id)
 	if err != nil {
 		return MessageView{}, err
@@ -175,6 +192,9 @@ func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, err
 
 // Continue extends a reply cut off by the length limit or interrupted.
 func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error) {
+	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
+		return MessageView{}, err
+	}
 	m, err := c.deps.Chat.Continue(ctx, user(ctx), id)
 	if err != nil {
 		return MessageView{}, err
@@ -184,6 +204,9 @@ func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error
 
 // Edit changes a user turn, deletes every later message and starts a reply.
 func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string) (TurnView, error) {
+	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
+		return TurnView{}, err
+	}
 	t, err := c.deps.Chat.Edit(ctx, user(ctx), id, content)
 	if err != nil {
 		return TurnView{}, err
@@ -206,6 +229,11 @@ type ChatPatchInput struct {
 // Update changes a chat's title, folder, model, parameters, system prompt
 // or pin.
 func (c *Chats) Update(ctx context.Context, id ids.ChatID, in ChatPatchInput) (ChatView, error) {
+	if in.Params != nil || in.SystemPrompt != nil {
+		if err := c.deps.require(ctx, auth.ChatParams); err != nil {
+			return ChatView{}, err
+		}
+	}
 	u := user(ctx)
 	p := store.ChatPatch{Title: in.Title, Folder: in.FolderID, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned}
 	if in.ClearFolder {

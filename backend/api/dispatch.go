@@ -26,6 +26,10 @@ type Caller struct {
 	UserID int64
 	Admin  bool
 	Owner  bool
+	// Session is the hash of the session token the call came with (""
+	// on the desktop mount). It names the session, for "this device" in
+	// the sessions list; it is not the token.
+	Session string
 	// Via names the transport ("bridge", "http"), for logs.
 	Via string
 }

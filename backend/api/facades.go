@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/generation"
@@ -32,12 +33,20 @@ type Deps struct {
 	OpenURL func(string) error
 	// Notify shows a desktop notification; nil where there is none.
 	Notify func(title, body string) error
+	// TrayStatus says whether the desktop tray icon is registered, or why
+	// not; nil where there is no desktop.
+	TrayStatus func() string
 	// SelfTest registers the Diag facade, used only by the desktop tests.
 	SelfTest bool
 
 	Chat   *chat.Service
 	Gen    *generation.Service
 	Render *render.Renderer
+
+	// Accounts, Sessions and Perms are the account services (backend/auth).
+	Accounts *auth.Accounts
+	Sessions *auth.Sessions
+	Perms    *auth.Permissions
 }
 
 // RegisterAll registers every facade on d.
@@ -48,6 +57,8 @@ func RegisterAll(d *Dispatcher, deps Deps) {
 	d.Register("Models", &Models{deps})
 	d.Register("Connections", &Connections{deps})
 	d.Register("Folders", &Folders{deps})
+	d.Register("Account", &Account{deps})
+	d.Register("Admin", &Admin{deps})
 	if deps.SelfTest {
 		d.Register("Diag", &Diag{deps})
 	}
@@ -68,6 +79,8 @@ type Info struct {
 	InstanceName string           `json:"instanceName"`
 	Counts       map[string]int64 `json:"counts"`
 	SelfTest     bool             `json:"selfTest"`
+	// TrayStatus is the desktop tray's state, or why there is none.
+	TrayStatus string `json:"trayStatus,omitempty"`
 }
 
 // Info returns version, paths, key location and row counts. Paths, the key's
@@ -93,7 +106,12 @@ func (a *App) Info(ctx context.Context) (Info, error) {
 	if tags == nil {
 		tags = []string{}
 	}
+	tray := ""
+	if a.deps.TrayStatus != nil {
+		tray = a.deps.TrayStatus()
+	}
 	return Info{
+		TrayStatus:   tray,
 		Version:      a.deps.Version,
 		Mode:         a.deps.Mode,
 		DataDir:      a.deps.DataDir,
@@ -186,12 +204,20 @@ type Preferences struct {
 	Theme string `json:"theme"`
 	// LastChat is the chat open last, reopened at the next start (0: none).
 	LastChat ids.ChatID `json:"lastChat"`
+	// DefaultModel is the user's choice for new chats (0: none), and
+	// InstanceDefaultModel the admin's; either may since have become
+	// unusable, in which case it reads 0.
+	DefaultModel         ids.ModelID `json:"defaultModel"`
+	InstanceDefaultModel ids.ModelID `json:"instanceDefaultModel"`
+	DesktopPrefs
 }
 
 // PreferencesPatch changes the fields that are set.
 type PreferencesPatch struct {
-	Theme    *string     `json:"theme,omitempty"`
-	LastChat *ids.ChatID `json:"lastChat,omitempty"`
+	Theme        *string      `json:"theme,omitempty"`
+	LastChat     *ids.ChatID  `json:"lastChat,omitempty"`
+	DefaultModel *ids.ModelID `json:"defaultModel,omitempty"`
+	DesktopPatch
 }
 
 // Themes are the theme names the frontend knows.
@@ -204,7 +230,19 @@ func (p *Prefs) Get(ctx context.Context) (Preferences, error) {
 		return Preferences{}, err
 	}
 	last, _ := strconv.ParseInt(m["last_chat"], 10, 64)
-	return Preferences{Theme: m["theme"], LastChat: ids.ChatID(last)}, nil
+	def, _ := strconv.ParseInt(m["default_model"], 10, 64)
+	out := Preferences{Theme: m["theme"], LastChat: ids.ChatID(last),
+		DefaultModel: p.usable(ctx, ids.ModelID(def)), InstanceDefaultModel: p.usable(ctx, instanceDefaultModel(ctx, p.deps.DB)),
+		DesktopPrefs: desktopPrefs(m)}
+	return out, nil
+}
+
+// usable returns id if the caller may use that model, else 0.
+func (p *Prefs) usable(ctx context.Context, id ids.ModelID) ids.ModelID {
+	if id == 0 || p.deps.DB.CanSeeModel(ctx, user(ctx), id) != nil {
+		return 0
+	}
+	return id
 }
 
 // Set changes the caller's preferences and tells the caller's other windows.
@@ -221,6 +259,19 @@ func (p *Prefs) Set(ctx context.Context, patch PreferencesPatch) (Preferences, e
 		if err := p.deps.DB.SetPref(ctx, c.UserID, "theme", *patch.Theme); err != nil {
 			return Preferences{}, err
 		}
+	}
+	if patch.DefaultModel != nil {
+		if *patch.DefaultModel != 0 {
+			if err := p.deps.DB.CanSeeModel(ctx, user(ctx), *patch.DefaultModel); err != nil {
+				return Preferences{}, storeErr(err, "model")
+			}
+		}
+		if err := p.deps.DB.SetPref(ctx, c.UserID, "default_model", strconv.FormatInt(int64(*patch.DefaultModel), 10)); err != nil {
+			return Preferences{}, err
+		}
+	}
+	if err := p.setDesktop(ctx, c, patch.DesktopPatch); err != nil {
+		return Preferences{}, err
 	}
 	if patch.LastChat != nil {
 		if *patch.LastChat != 0 {

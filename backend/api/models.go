@@ -17,7 +17,7 @@ type Connections struct{ deps Deps }
 
 // List returns the connections, secrets masked.
 func (c *Connections) List(ctx context.Context) ([]chat.ConnectionView, error) {
-	if err := requireAdmin(ctx); err != nil {
+	if _, err := c.deps.manager(ctx); err != nil {
 		return nil, err
 	}
 	return c.deps.Chat.ListConnections(ctx, user(ctx))
@@ -25,31 +25,34 @@ func (c *Connections) List(ctx context.Context) ([]chat.ConnectionView, error) {
 
 // Create adds a connection and lists its models.
 func (c *Connections) Create(ctx context.Context, in chat.ConnectionInput) (chat.ConnectionView, error) {
-	if err := requireAdmin(ctx); err != nil {
+	a, err := c.deps.manager(ctx)
+	if err != nil {
 		return chat.ConnectionView{}, err
 	}
-	return c.deps.Chat.CreateConnection(ctx, actor(ctx), in)
+	return c.deps.Chat.CreateConnection(ctx, a, in)
 }
 
 // Update changes a connection; absent secrets are kept.
 func (c *Connections) Update(ctx context.Context, id ids.ConnectionID, in chat.ConnectionInput) (chat.ConnectionView, error) {
-	if err := requireAdmin(ctx); err != nil {
+	a, err := c.deps.manager(ctx)
+	if err != nil {
 		return chat.ConnectionView{}, err
 	}
-	return c.deps.Chat.UpdateConnection(ctx, actor(ctx), id, in)
+	return c.deps.Chat.UpdateConnection(ctx, a, id, in)
 }
 
 // Delete removes a connection and its models.
 func (c *Connections) Delete(ctx context.Context, id ids.ConnectionID) error {
-	if err := requireAdmin(ctx); err != nil {
+	a, err := c.deps.manager(ctx)
+	if err != nil {
 		return err
 	}
-	return c.deps.Chat.DeleteConnection(ctx, actor(ctx), id)
+	return c.deps.Chat.DeleteConnection(ctx, a, id)
 }
 
 // Test lists a stored connection's models and says how it went.
 func (c *Connections) Test(ctx context.Context, id ids.ConnectionID) (chat.TestResult, error) {
-	if err := requireAdmin(ctx); err != nil {
+	if _, err := c.deps.manager(ctx); err != nil {
 		return chat.TestResult{}, err
 	}
 	return c.deps.Chat.TestConnection(ctx, user(ctx), id)
@@ -57,7 +60,7 @@ func (c *Connections) Test(ctx context.Context, id ids.ConnectionID) (chat.TestR
 
 // TestDraft tests connection settings before they are saved.
 func (c *Connections) TestDraft(ctx context.Context, in chat.ConnectionInput) (chat.TestResult, error) {
-	if err := requireAdmin(ctx); err != nil {
+	if _, err := c.deps.manager(ctx); err != nil {
 		return chat.TestResult{}, err
 	}
 	return c.deps.Chat.TestDraft(ctx, in)
@@ -65,7 +68,7 @@ func (c *Connections) TestDraft(ctx context.Context, in chat.ConnectionInput) (c
 
 // RefreshModels lists the connection's models again.
 func (c *Connections) RefreshModels(ctx context.Context, id ids.ConnectionID) (chat.RefreshResult, error) {
-	if err := requireAdmin(ctx); err != nil {
+	if _, err := c.deps.manager(ctx); err != nil {
 		return chat.RefreshResult{}, err
 	}
 	return c.deps.Chat.RefreshModels(ctx, user(ctx), id)
@@ -73,7 +76,7 @@ func (c *Connections) RefreshModels(ctx context.Context, id ids.ConnectionID) (c
 
 // Discover finds model servers on this machine's usual ports (first run).
 func (c *Connections) Discover(ctx context.Context) ([]chat.LocalServer, error) {
-	if err := requireAdmin(ctx); err != nil {
+	if _, err := c.deps.manager(ctx); err != nil {
 		return nil, err
 	}
 	return c.deps.Chat.Discover(ctx, user(ctx))
@@ -144,7 +147,7 @@ type ModelList struct {
 
 // List returns a page of models for the admin page.
 func (m *Models) List(ctx context.Context, q ModelQuery) (ModelList, error) {
-	if err := requireAdmin(ctx); err != nil {
+	if _, err := m.deps.manager(ctx); err != nil {
 		return ModelList{}, err
 	}
 	if q.Limit <= 0 || q.Limit > 500 {
@@ -194,7 +197,8 @@ type ModelPatch struct {
 
 // Update changes a model's presentation and defaults.
 func (m *Models) Update(ctx context.Context, id ids.ModelID, p ModelPatch) (ModelView, error) {
-	if err := requireAdmin(ctx); err != nil {
+	a, err := m.deps.manager(ctx)
+	if err != nil {
 		return ModelView{}, err
 	}
 	cur, err := m.deps.DB.ModelByID(ctx, user(ctx), id)
@@ -236,7 +240,7 @@ func (m *Models) Update(ctx context.Context, id ids.ModelID, p ModelPatch) (Mode
 	if p.SystemPrompt != nil {
 		s.SystemPrompt = *p.SystemPrompt
 	}
-	x, err := m.deps.DB.UpdateModel(ctx, actor(ctx), id, s)
+	x, err := m.deps.DB.UpdateModel(ctx, a, id, s)
 	if err != nil {
 		return ModelView{}, storeErr(err, "model")
 	}
@@ -245,10 +249,11 @@ func (m *Models) Update(ctx context.Context, id ids.ModelID, p ModelPatch) (Mode
 
 // Move puts a model at a position in the order and returns the new order.
 func (m *Models) Move(ctx context.Context, id ids.ModelID, position int) ([]ModelView, error) {
-	if err := requireAdmin(ctx); err != nil {
+	a, err := m.deps.manager(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if err := m.deps.DB.MoveModel(ctx, actor(ctx), id, position); err != nil {
+	if err := m.deps.DB.MoveModel(ctx, a, id, position); err != nil {
 		return nil, storeErr(err, "model")
 	}
 	list, _, err := m.deps.DB.ListModels(ctx, user(ctx), store.ModelFilter{})

@@ -21,6 +21,7 @@ const (
 	Forbidden    Kind = "forbidden"
 	Unauthorized Kind = "unauthorized"
 	Conflict     Kind = "conflict"
+	RateLimited  Kind = "rate_limited"
 	Unavailable  Kind = "unavailable"
 	Internal     Kind = "internal"
 )
@@ -78,6 +79,8 @@ func HTTPStatus(k Kind) int {
 	switch k {
 	case Invalid:
 		return http.StatusBadRequest
+	case RateLimited:
+		return http.StatusTooManyRequests
 	case NotFound:
 		return http.StatusNotFound
 	case Forbidden:

@@ -254,9 +254,10 @@ func (a *Accounts) Login(ctx context.Context, username, password string, c Clien
 
 // ChangePassword sets a user's own new password after checking the current
 // one (not asked for when none was ever set, as for the desktop owner
-// turning on sharing), and ends every other session of the user: keep is
-// the token of the session making the change ("" ends them all).
-func (a *Accounts) ChangePassword(ctx context.Context, user ids.UserID, current, next, keep string) error {
+// turning on sharing), and ends every other session of the user: keepHash
+// is the hash (HashToken) of the session making the change ("" ends them
+// all).
+func (a *Accounts) ChangePassword(ctx context.Context, user ids.UserID, current, next, keepHash string) error {
 	u, err := a.db.UserByID(ctx, int64(user))
 	if err != nil {
 		return err
@@ -277,8 +278,46 @@ func (a *Accounts) ChangePassword(ctx context.Context, user ids.UserID, current,
 	if err := a.setPassword(ctx, u, next); err != nil {
 		return err
 	}
-	_, err = a.sessions.RevokeOthers(ctx, user, keep)
+	_, err = a.sessions.RevokeOthers(ctx, user, keepHash)
 	return err
+}
+
+// Create is an admin creating an account: active at once whatever the
+// sign-up mode, an admin when asked.
+func (a *Accounts) Create(ctx context.Context, r SignUpRequest, admin bool) (store.User, error) {
+	name := strings.TrimSpace(r.Username)
+	if err := CheckUsername(name); err != nil {
+		return store.User{}, err
+	}
+	if err := CheckPassword(name, r.Password); err != nil {
+		return store.User{}, err
+	}
+	display, err := displayName(r.DisplayName, name)
+	if err != nil {
+		return store.User{}, err
+	}
+	hash, err := a.hash(ctx, r.Password)
+	if err != nil {
+		return store.User{}, err
+	}
+	u, err := a.db.CreateUser(ctx, store.NewUser{Username: name, DisplayName: display, PasswordHash: hash, IsAdmin: admin})
+	if errors.Is(err, store.ErrConflict) {
+		return store.User{}, apperr.New(apperr.Conflict, "The username %s is taken; choose another.", name)
+	}
+	return u, err
+}
+
+// SetDisplayName changes the name a user is shown by.
+func (a *Accounts) SetDisplayName(ctx context.Context, user ids.UserID, name string) error {
+	u, err := a.db.UserByID(ctx, int64(user))
+	if err != nil {
+		return err
+	}
+	display, err := displayName(name, u.Username)
+	if err != nil {
+		return err
+	}
+	return a.db.SetDisplayName(ctx, user, display)
 }
 
 // ResetPassword sets another user's password (an admin's reset) and ends

@@ -209,11 +209,11 @@ func TestChangeAndResetPassword(t *testing.T) {
 	here, _ := f.accounts.Login(ctx, "sam", "po-tay-toes", Client{})
 	there, _ := f.accounts.Login(ctx, "sam", "po-tay-toes", Client{})
 
-	err := f.accounts.ChangePassword(ctx, sid, "wrong-current", "boil-em-mash-em", here.Token)
+	err := f.accounts.ChangePassword(ctx, sid, "wrong-current", "boil-em-mash-em", HashToken(here.Token))
 	wantKind(t, "wrong current password", err, apperr.Invalid)
-	err = f.accounts.ChangePassword(ctx, sid, "po-tay-toes", "short", here.Token)
+	err = f.accounts.ChangePassword(ctx, sid, "po-tay-toes", "short", HashToken(here.Token))
 	wantKind(t, "weak new password", err, apperr.Invalid)
-	if err := f.accounts.ChangePassword(ctx, sid, "po-tay-toes", "boil-em-mash-em", here.Token); err != nil {
+	if err := f.accounts.ChangePassword(ctx, sid, "po-tay-toes", "boil-em-mash-em", HashToken(here.Token)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.sessions.Validate(ctx, here.Token); err != nil {

@@ -30,7 +30,9 @@ const (
 	// access lists (which otherwise decide what a user sees).
 	ModelsViewAll Permission = "models.view_all"
 	// ConnectionsOwn: add personal connections (endpoints and API keys
-	// that only this user sees and uses).
+	// that only this user sees and uses). Not offered yet: a non-admin's
+	// endpoint must go through the SSRF-guarded client first, so it is
+	// left out of AllPermissions and grants nothing.
 	ConnectionsOwn Permission = "connections.own"
 	// ConnectionsManage: add, edit and remove instance-wide connections and
 	// edit their models' names, order and defaults.
@@ -39,7 +41,25 @@ const (
 
 // AllPermissions lists every permission, in the order an admin page shows
 // them.
-var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, ModelsViewAll, ConnectionsOwn, ConnectionsManage}
+var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, ModelsViewAll, ConnectionsManage}
+
+// Info is a permission as an admin page shows it.
+type Info struct {
+	Name        Permission `json:"name"`
+	Label       string     `json:"label"`
+	Description string     `json:"description"`
+}
+
+// Describe lists AllPermissions with a label and a sentence each.
+func Describe() []Info {
+	return []Info{
+		{ChatCreate, "Start chats", "Start chats and send messages. Without it a user can only read their existing chats."},
+		{ChatParams, "Tune chats", "Set a chat's system prompt and sampling parameters instead of the model's defaults."},
+		{FilesUpload, "Attach files", "Attach files and images to messages."},
+		{ModelsViewAll, "See every model", "Use every enabled model, ignoring the per-model access lists."},
+		{ConnectionsManage, "Manage connections", "Add, edit and remove the shared connections and edit their models."},
+	}
+}
 
 // DefaultBaseline is what every user has while the instance setting is
 // unset: using the app, not configuring it.

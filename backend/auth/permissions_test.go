@@ -36,7 +36,7 @@ func TestPermissionsAreAUnionAndAdminsHaveAll(t *testing.T) {
 	// Two groups widen the baseline; neither can take chat.create away,
 	// and a name no longer known is ignored.
 	models, _ := f.db.CreateGroup(ctx, "Model fans", []string{ModelsViewAll})
-	builders, _ := f.db.CreateGroup(ctx, "Builders", []string{ConnectionsOwn, "gone.permission"})
+	builders, _ := f.db.CreateGroup(ctx, "Builders", []string{FilesUpload, ConnectionsOwn, "gone.permission"})
 	f.db.CreateGroup(ctx, "Unrelated", []string{ConnectionsManage})
 	for _, g := range []int64{models.ID, builders.ID} {
 		if err := f.db.AddGroupMember(ctx, g, ids.UserID(sam.ID)); err != nil {
@@ -44,14 +44,17 @@ func TestPermissionsAreAUnionAndAdminsHaveAll(t *testing.T) {
 		}
 	}
 	s, _ = p.Resolve(ctx, sam)
-	if want := []Permission{ChatCreate, ModelsViewAll, ConnectionsOwn}; !slices.Equal(s.List(), want) {
+	if want := []Permission{ChatCreate, FilesUpload, ModelsViewAll}; !slices.Equal(s.List(), want) {
 		t.Errorf("sam = %v, want %v", s.List(), want)
 	}
 	if s.Has(ConnectionsManage) || s.Has(ChatParams) || s.Admin() {
 		t.Error("sam has a permission no group or baseline grants")
 	}
 	wantKind(t, "Require of a missing permission", s.Require(ConnectionsManage), apperr.Forbidden)
-	if err := s.Require(ConnectionsOwn); err != nil {
+	if s.Has(ConnectionsOwn) {
+		t.Error("connections.own, which is not offered yet, was granted")
+	}
+	if err := s.Require(FilesUpload); err != nil {
 		t.Errorf("Require of a granted permission: %v", err)
 	}
 

@@ -197,10 +197,21 @@ func (s *Sessions) RevokeAll(ctx context.Context, user ids.UserID) (int64, error
 	return s.db.DeleteUserSessions(ctx, user, "")
 }
 
-// RevokeOthers ends every session of user but the one of keep (after a
-// password change, the device that made it stays signed in).
-func (s *Sessions) RevokeOthers(ctx context.Context, user ids.UserID, keep string) (int64, error) {
-	return s.db.DeleteUserSessions(ctx, user, HashToken(keep))
+// RevokeOthers ends every session of user but the one whose token hashes to
+// keepHash (after a password change, the device that made it stays signed
+// in); "" ends them all.
+func (s *Sessions) RevokeOthers(ctx context.Context, user ids.UserID, keepHash string) (int64, error) {
+	return s.db.DeleteUserSessions(ctx, user, keepHash)
+}
+
+// Check is Validate that also returns the session's token hash, which
+// names the session without being the token.
+func (s *Sessions) Check(ctx context.Context, token string) (store.User, string, error) {
+	u, err := s.Validate(ctx, token)
+	if err != nil {
+		return store.User{}, "", err
+	}
+	return u, HashToken(token), nil
 }
 
 // ExpireOld deletes expired sessions and says how many. Validate already

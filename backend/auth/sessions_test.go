@@ -169,7 +169,7 @@ func TestSignOutEverywhere(t *testing.T) {
 	}
 	hers, _, _ := f.sessions.Create(ctx, rosie, Client{})
 
-	if n, err := f.sessions.RevokeOthers(ctx, sam, toks[0]); err != nil || n != 2 {
+	if n, err := f.sessions.RevokeOthers(ctx, sam, HashToken(toks[0])); err != nil || n != 2 {
 		t.Errorf("RevokeOthers = %d, %v; want 2", n, err)
 	}
 	if _, err := f.sessions.Validate(ctx, toks[0]); err != nil {

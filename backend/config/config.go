@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,6 +37,10 @@ type Config struct {
 	// AllowedHosts are extra Host header values accepted by the HTTP server
 	// besides loopback names and IP literals ("host" or "host:port").
 	AllowedHosts []string
+	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
+	// whose X-Forwarded-For and X-Forwarded-Proto headers are believed.
+	// From anyone else those headers are ignored.
+	TrustedProxies []netip.Prefix
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
 	// InstanceName seeds the instance name setting on first start.
@@ -57,6 +62,7 @@ var Vars = []Var{
 	{"LEMBAS_NO_KEYCHAIN", "false", "Never use the OS keychain; use LEMBAS_SECRET_KEY or a 0600 key file in the data directory."},
 	{"LEMBAS_ADDR", DefaultAddr, "Listen address for --serve (same as --addr)."},
 	{"LEMBAS_ALLOWED_HOSTS", "(loopback and IP literals only)", "Comma-separated host or host:port names the server answers to."},
+	{"LEMBAS_TRUSTED_PROXIES", "(none)", "Comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For/-Proto headers are believed."},
 	{"LEMBAS_LOG_LEVEL", "info", "debug, info, warn or error."},
 	{"LEMBAS_INSTANCE_NAME", "LLeMbas", "Initial instance name (later edited in the app; the database wins)."},
 }
@@ -85,6 +91,20 @@ func Load(getenv func(string) (string, bool)) (Config, error) {
 			if h = strings.TrimSpace(h); h != "" {
 				c.AllowedHosts = append(c.AllowedHosts, h)
 			}
+		}
+	}
+	if proxies := get("LEMBAS_TRUSTED_PROXIES"); proxies != "" {
+		for _, p := range strings.Split(proxies, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			pre, err := parsePrefix(p)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("LEMBAS_TRUSTED_PROXIES: %q is not an address or CIDR prefix", p))
+				continue
+			}
+			c.TrustedProxies = append(c.TrustedProxies, pre)
 		}
 	}
 	if c.DataDir == "" {
@@ -237,4 +257,18 @@ func DefaultDataDir() (string, error) {
 		return "", fmt.Errorf("find home directory: %w", err)
 	}
 	return filepath.Join(home, ".local", "share", "lembas"), nil
+}
+
+// parsePrefix reads "10.0.0.0/8", "::1" or "192.168.1.2" as a prefix.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

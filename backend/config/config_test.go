@@ -74,3 +74,20 @@ func TestLoopback(t *testing.T) {
 		}
 	}
 }
+
+func TestTrustedProxies(t *testing.T) {
+	c, err := Load(env("LEMBAS_TRUSTED_PROXIES", "127.0.0.1, 10.0.0.0/8 ,::1,fd00::/8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range c.TrustedProxies {
+		got = append(got, p.String())
+	}
+	if want := "127.0.0.1/32|10.0.0.0/8|::1/128|fd00::/8"; strings.Join(got, "|") != want {
+		t.Errorf("proxies = %v, want %s", got, want)
+	}
+	if _, err := Load(env("LEMBAS_TRUSTED_PROXIES", "proxy.lan")); err == nil || !strings.Contains(err.Error(), "LEMBAS_TRUSTED_PROXIES") {
+		t.Errorf("a host name is not an address: err = %v", err)
+	}
+}

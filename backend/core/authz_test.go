@@ -18,6 +18,7 @@ import (
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/httpapi"
@@ -38,6 +39,9 @@ type authzIDs struct {
 	Folder   ids.FolderID
 	Conn     ids.ConnectionID
 	Model    ids.ModelID
+	User     ids.UserID
+	Group    ids.GroupID
+	Session  ids.SessionID
 }
 
 // authzCall says how to call one method with the ids in s, and valid
@@ -61,6 +65,8 @@ var (
 	connIDType    = reflect.TypeFor[ids.ConnectionID]()
 	modelIDType   = reflect.TypeFor[ids.ModelID]()
 	userIDType    = reflect.TypeFor[ids.UserID]()
+	groupIDType   = reflect.TypeFor[ids.GroupID]()
+	sessionIDType = reflect.TypeFor[ids.SessionID]()
 )
 
 func authzNone(authzIDs) []any { return nil }
@@ -120,10 +126,40 @@ func authzCalls(llmURL string) map[string]authzCall {
 		}},
 		"Chats.SaveDraft": {args: func(s authzIDs) []any { return []any{s.Chat, "pwned"} }},
 		"Chats.MarkRead":  {args: func(s authzIDs) []any { return []any{s.Chat} }},
-		"Prefs.Set":       {args: func(s authzIDs) []any { return []any{map[string]any{"lastChat": s.Chat}} }},
-		"Chats.Live":      {args: func(s authzIDs) []any { return []any{s.Chat} }},
-		"Chats.Trash":     {args: func(s authzIDs) []any { return []any{s.Chat} }},
-		"Chats.Restore":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Prefs.Set": {args: func(s authzIDs) []any {
+			return []any{map[string]any{"lastChat": s.Chat, "defaultModel": s.Model, "quickChat": s.Chat}}
+		}},
+
+		"Account.Me":                {args: authzNone},
+		"Account.Sessions":          {args: authzNone},
+		"Account.SignOutEverywhere": {args: authzNone},
+		"Account.SetDisplayName":    {args: func(authzIDs) []any { return []any{"B renamed"} }},
+		"Account.ChangePassword":    {args: func(authzIDs) []any { return []any{"", "b-has-a-long-password"} }},
+		"Account.RevokeSession":     {args: func(s authzIDs) []any { return []any{s.Session} }},
+
+		"Admin.Users":       {admin: true, args: func(authzIDs) []any { return []any{map[string]any{}} }},
+		"Admin.Groups":      {admin: true, args: authzNone},
+		"Admin.Permissions": {admin: true, args: authzNone},
+		"Admin.Settings":    {admin: true, args: authzNone},
+		"Admin.SetBaseline": {admin: true, args: func(authzIDs) []any { return []any{[]string{"models.view_all"}} }},
+		"Admin.CreateUser": {admin: true, args: func(authzIDs) []any {
+			return []any{map[string]any{"username": "pwned", "password": "pwned-password-long", "admin": true}}
+		}},
+		"Admin.CreateGroup":   {admin: true, args: func(authzIDs) []any { return []any{"pwned", []string{"models.view_all"}} }},
+		"Admin.SetStatus":     {admin: true, args: func(s authzIDs) []any { return []any{s.User, "disabled"} }},
+		"Admin.SetAdmin":      {admin: true, args: func(s authzIDs) []any { return []any{s.User, true} }},
+		"Admin.ResetPassword": {admin: true, args: func(s authzIDs) []any { return []any{s.User, "pwned-password-long"} }},
+		"Admin.UpdateGroup":   {admin: true, args: func(s authzIDs) []any { return []any{s.Group, "pwned", []string{"models.view_all"}} }},
+		"Admin.DeleteGroup":   {admin: true, args: func(s authzIDs) []any { return []any{s.Group} }},
+		"Admin.SetMembers":    {admin: true, args: func(s authzIDs) []any { return []any{s.Group, []ids.UserID{s.User}} }},
+		"Admin.SetSettings":   {admin: true, args: func(s authzIDs) []any { return []any{map[string]any{"instanceName": "pwned", "defaultModel": s.Model}} }},
+		"Admin.ModelAccess":   {admin: true, args: func(s authzIDs) []any { return []any{s.Model} }},
+		"Admin.SetModelAccess": {admin: true, args: func(s authzIDs) []any {
+			return []any{s.Model, map[string]any{"users": []ids.UserID{s.User}, "groups": []ids.GroupID{s.Group}}}
+		}},
+		"Chats.Live":    {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Trash":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Restore": {args: func(s authzIDs) []any { return []any{s.Chat} }},
 	}
 }
 
@@ -171,10 +207,14 @@ func idSlots(t reflect.Type, path string, onPath map[reflect.Type]bool, out *[]i
 }
 
 // idValues collects the ids-typed values in v by the same paths as idSlots.
-func idValues(v reflect.Value, path string, out map[string][]int64) {
+func idValues(v reflect.Value, path string, out map[string][]any) {
 	t := v.Type()
 	if t.PkgPath() == idsPkg {
-		out[path] = append(out[path], v.Int())
+		if t.Kind() == reflect.String {
+			out[path] = append(out[path], v.String())
+		} else {
+			out[path] = append(out[path], v.Int())
+		}
 		return
 	}
 	switch t.Kind() {
@@ -214,12 +254,26 @@ func (base authzIDs) withKind(k reflect.Type, other authzIDs) authzIDs {
 		base.Conn = other.Conn
 	case modelIDType:
 		base.Model = other.Model
+	case userIDType:
+		base.User = other.User
+	case groupIDType:
+		base.Group = other.Group
+	case sessionIDType:
+		base.Session = other.Session
 	}
 	return base
 }
 
-func (s authzIDs) has(k reflect.Type, v int64) bool {
+func (s authzIDs) has(k reflect.Type, val any) bool {
+	if k == sessionIDType {
+		return val == string(s.Session)
+	}
+	v, _ := val.(int64)
 	switch k {
+	case userIDType:
+		return v == int64(s.User)
+	case groupIDType:
+		return v == int64(s.Group)
 	case chatIDType:
 		return v == int64(s.Chat)
 	case messageIDType:
@@ -340,6 +394,25 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	}
 	chatB, userMsgB, replyB := send(B, 0, "B asks about otters")
 
+	// Sessions for both, a group of A's admin making, and a restricted
+	// model B may not use.
+	sessionID := func(u ids.UserID) ids.SessionID {
+		t.Helper()
+		tok, _, err := c.Sessions.Create(ctx, u, auth.Client{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids.SessionID(auth.HashToken(tok)[:16])
+	}
+	sessA, sessB := sessionID(A), sessionID(B)
+	groupA, err := c.DB.CreateGroup(ctx, "A's xyzzyfolder group", []string{"chat.params"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DB.AddGroupMember(ctx, groupA.ID, A); err != nil {
+		t.Fatal(err)
+	}
+
 	aChats := []ids.ChatID{chatA, trashA}
 	allChats := func() []ids.ChatID { return append(slices.Clone(aChats), chatB) }
 
@@ -375,6 +448,27 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		}
 		prefs, err := c.DB.Prefs(ctx, int64(A))
 		put("prefs", prefs, err)
+		// What admin methods would change: A's account and sessions, A's
+		// group, model access, the instance settings.
+		userA, err := c.DB.UserByID(ctx, int64(A))
+		put("user", userA, err)
+		hash, err := c.DB.PasswordHash(ctx, A)
+		put("password", hash, err)
+		sessions, err := c.DB.UserSessions(ctx, A)
+		put("sessions", sessions, err)
+		groups, err := c.DB.Groups(ctx)
+		put("groups", groups, err)
+		members, err := c.DB.GroupMembers(ctx, int64(groupA.ID))
+		put("group members", members, err)
+		users, _, err := c.DB.ListUsers(ctx, store.UserFilter{})
+		users = slices.DeleteFunc(users, func(u store.User) bool { return u.ID == int64(B) })
+		put("users but B", users, err)
+		access, err := c.DB.ModelAccessOf(ctx, w.model)
+		put("model access", access, err)
+		for _, k := range []string{"instance_name", "signup_mode", "default_model", "default_permissions"} {
+			v, _, err := c.DB.Setting(ctx, k)
+			put("setting "+k, v, err)
+		}
 		return s
 	}
 	// settle waits until no reply runs and background work (titles, unread
@@ -417,14 +511,16 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	subA := c.Bus.Subscribe(int64(A), 1<<14)
 	defer subA.Close()
 
-	idsA := authzIDs{Chat: chatA, UserMsg: userMsgA, ReplyMsg: replyA, Folder: folderA.ID, Conn: pconn.ID, Model: pmodel.ID}
+	idsA := authzIDs{Chat: chatA, UserMsg: userMsgA, ReplyMsg: replyA, Folder: folderA.ID, Conn: pconn.ID, Model: pmodel.ID,
+		User: A, Group: ids.GroupID(groupA.ID), Session: sessA}
 	// The same with the instance-wide connection and model, which B may
 	// use but not change.
 	idsAShared := idsA
 	idsAShared.Conn, idsAShared.Model = w.conn, w.model
 	idsATrash := idsA
 	idsATrash.Chat, idsATrash.UserMsg, idsATrash.ReplyMsg = trashA, trashUserA, trashReplyA
-	idsB := authzIDs{Chat: chatB, UserMsg: userMsgB, ReplyMsg: replyB, Folder: folderB.ID, Conn: w.conn, Model: w.model}
+	idsB := authzIDs{Chat: chatB, UserMsg: userMsgB, ReplyMsg: replyB, Folder: folderB.ID, Conn: w.conn, Model: w.model,
+		User: B, Group: ids.GroupID(groupA.ID), Session: sessB}
 	aIDSets := []authzIDs{idsA, idsAShared, idsATrash}
 
 	leaks := func(b []byte) string {
@@ -497,11 +593,6 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			}
 			continue
 		}
-		for _, s := range slots {
-			if s.typ == userIDType {
-				t.Errorf("%s takes a UserID (%s): the authorization test does not know whose to pass; teach it", m.Name, s.path)
-			}
-		}
 		t.Run(m.Name, func(t *testing.T) {
 			if len(slots) == 0 {
 				withoutIDs++
@@ -520,7 +611,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			b := encodeArgs(call.args(idsA))
 			var raw []json.RawMessage
 			json.Unmarshal(b, &raw)
-			got := map[string][]int64{}
+			got := map[string][]any{}
 			for i, p := range m.Params {
 				v := reflect.New(p)
 				if i < len(raw) {
@@ -537,7 +628,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 				}
 				for _, v := range vals {
 					if !idsA.has(s.typ, v) {
-						t.Errorf("authzCalls[%s] puts %d in %s (%s), not the %s it was given", m.Name, v, s.path, s.typ.Name(), s.typ.Name())
+						t.Errorf("authzCalls[%s] puts %v in %s (%s), not the %s it was given", m.Name, v, s.path, s.typ.Name(), s.typ.Name())
 					}
 				}
 			}

@@ -20,8 +20,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llembas/lembas/assets"
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/events"
@@ -56,12 +58,19 @@ type Options struct {
 	OpenURL func(string) error
 	// Notify shows a native notification (desktop only).
 	Notify func(title, body string) error
+	// TrayStatus says whether the tray icon is registered (desktop only).
+	TrayStatus func() string
 	// LLM and Generation tune the endpoint client and replies (tests
 	// shorten timeouts); zero values are the defaults.
 	LLM        llm.Options
 	Generation generation.Options
 	// SelfPort is our own port, never probed for local model servers.
 	SelfPort int
+	// Sessions and Password tune sign-in (tests shorten lifetimes and
+	// make hashing cheap); zero values are the defaults.
+	Sessions auth.SessionOptions
+	Password auth.Params
+	Login    *auth.LoginLimits
 }
 
 // Core is an open instance.
@@ -75,6 +84,10 @@ type Core struct {
 	Render     *render.Renderer
 	Gen        *generation.Service
 	Chat       *chat.Service
+	Accounts   *auth.Accounts
+	Sessions   *auth.Sessions
+	Perms      *auth.Permissions
+	Limiter    *auth.LoginLimiter
 
 	opt    Options
 	lock   *store.Lock
@@ -92,10 +105,15 @@ type Core struct {
 // TrashKeep is how long a deleted chat can be restored.
 const TrashKeep = 30 * 24 * time.Hour
 
-// sweepTrash empties chats trashed longer than TrashKeep ago, at start and
-// then every six hours.
+// sweepTrash empties chats trashed longer than TrashKeep ago, and deletes
+// expired sessions, at start and then every six hours.
 func (c *Core) sweepTrash(ctx context.Context) {
 	for {
+		if n, err := c.Sessions.ExpireOld(ctx); err != nil {
+			c.Log.Warn("expire sessions", "err", err)
+		} else if n > 0 {
+			c.Log.Info("deleted expired sessions", "count", n)
+		}
 		users, err := c.DB.UserIDs(ctx)
 		if err == nil {
 			cutoff := time.Now().Add(-TrashKeep).UnixMilli()
@@ -180,6 +198,15 @@ func (c *Core) open(ctx context.Context) error {
 	c.Gen = generation.New(db, c.Bus, c.Render, c.Log, c.opt.Generation)
 	c.Chat = chat.New(db, c.Gen, c.Bus, c.Secrets, c.Log, chat.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
 
+	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
+	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})
+	c.Perms = auth.NewPermissions(db)
+	limits := auth.DefaultLoginLimits
+	if c.opt.Login != nil {
+		limits = *c.opt.Login
+	}
+	c.Limiter = auth.NewLoginLimiter(limits, nil)
+
 	c.sweepCtx, c.stopSweep = context.WithCancel(context.Background())
 	c.sweepDone = make(chan struct{})
 	go func() {
@@ -189,19 +216,23 @@ func (c *Core) open(ctx context.Context) error {
 
 	c.Dispatcher = api.NewDispatcher(c.Log)
 	api.RegisterAll(c.Dispatcher, api.Deps{
-		DB:        db,
-		Bus:       c.Bus,
-		Version:   c.opt.Version,
-		Mode:      string(c.opt.Mode),
-		BuildTags: c.opt.BuildTags,
-		DataDir:   cfg.DataDir,
-		KeySource: c.KeySource,
-		OpenURL:   c.opt.OpenURL,
-		Notify:    c.opt.Notify,
-		SelfTest:  cfg.SelfTest,
-		Chat:      c.Chat,
-		Gen:       c.Gen,
-		Render:    c.Render,
+		DB:         db,
+		Bus:        c.Bus,
+		Version:    c.opt.Version,
+		Mode:       string(c.opt.Mode),
+		BuildTags:  c.opt.BuildTags,
+		DataDir:    cfg.DataDir,
+		KeySource:  c.KeySource,
+		OpenURL:    c.opt.OpenURL,
+		Notify:     c.opt.Notify,
+		TrayStatus: c.opt.TrayStatus,
+		SelfTest:   cfg.SelfTest,
+		Chat:       c.Chat,
+		Gen:        c.Gen,
+		Render:     c.Render,
+		Accounts:   c.Accounts,
+		Sessions:   c.Sessions,
+		Perms:      c.Perms,
 	})
 	return nil
 }
@@ -228,11 +259,10 @@ func (c *Core) OwnerCaller() api.Caller {
 }
 
 // Handler builds the shared http.Handler. desktop selects the desktop mount
-// (the bridge transport, no Host check); otherwise the handler is for a
-// listening socket.
+// (the bridge transport, acting as the owner, no Host check); otherwise the
+// handler is for a listening socket, where every caller signs in.
 func (c *Core) Handler(desktop bool) (http.Handler, error) {
-	owner := c.OwnerCaller()
-	return httpapi.New(httpapi.Options{
+	opt := httpapi.Options{
 		Dispatcher:   c.Dispatcher,
 		Bus:          c.Bus,
 		Files:        c.opt.Files,
@@ -240,13 +270,26 @@ func (c *Core) Handler(desktop bool) (http.Handler, error) {
 		Desktop:      desktop,
 		CheckHost:    !desktop,
 		AllowedHosts: c.Config.AllowedHosts,
-		// Until accounts land, every caller is the owner; --serve refuses
-		// non-loopback addresses for exactly that reason.
-		Caller:    func(*http.Request) (api.Caller, error) { return owner, nil },
-		Stop:      c.stopStreams,
-		Generated: map[string]string{"css/highlight.css": render.ChromaCSS()},
-		Avatars:   api.AvatarStore{DB: c.DB},
-	})
+		InstanceName: func(ctx context.Context) string {
+			name, _, _ := c.DB.Setting(ctx, api.SettingInstanceName)
+			return name
+		},
+		Stop: c.stopStreams,
+		Generated: map[string]string{
+			"css/highlight.css":  render.ChromaCSS(),
+			"icons/icon-256.png": string(assets.Icon256),
+			"icons/icon-512.png": string(assets.Icon512),
+		},
+		Avatars: api.AvatarStore{DB: c.DB},
+	}
+	if desktop {
+		owner := c.OwnerCaller()
+		opt.Caller = func(*http.Request) (api.Caller, error) { return owner, nil }
+	} else {
+		opt.Auth = &httpapi.Auth{Accounts: c.Accounts, Sessions: c.Sessions, Limiter: c.Limiter,
+			TrustedProxies: c.Config.TrustedProxies}
+	}
+	return httpapi.New(opt)
 }
 
 // StopStreams ends every open event stream (at shutdown).

@@ -5,19 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/frontend"
@@ -46,6 +50,8 @@ func openTest(t *testing.T, opened *[]string) *Core {
 		Files:   frontend.FS(),
 		Log:     slog.New(slog.DiscardHandler),
 		OpenURL: func(u string) error { *opened = append(*opened, u); return nil },
+		// Cheap hashing: these tests sign in often and test no hash.
+		Password: auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +112,38 @@ var facadeCalls = []facadeCall{
 	}, apperr.Unavailable},
 	{"Prefs.Get", noArgs, ""},
 	{"Prefs.Set", func(*testing.T, *world) []any { return []any{map[string]any{"theme": "shire"}} }, ""},
+	{"Account.Me", noArgs, ""},
+	{"Account.SetDisplayName", func(*testing.T, *world) []any { return []any{"The Owner"} }, ""},
+	{"Account.ChangePassword", func(*testing.T, *world) []any { return []any{"", "short"} }, apperr.Invalid},
+	{"Account.Sessions", noArgs, ""},
+	{"Account.RevokeSession", func(*testing.T, *world) []any { return []any{"00000000000000ff"} }, apperr.NotFound},
+	{"Account.SignOutEverywhere", noArgs, ""},
+	{"Admin.Users", func(*testing.T, *world) []any { return []any{map[string]any{"status": "active"}} }, ""},
+	{"Admin.CreateUser", func(t *testing.T, w *world) []any {
+		return []any{map[string]any{"username": fmt.Sprintf("made%d", seq.Add(1)), "password": "a-long-enough-password"}}
+	}, ""},
+	{"Admin.SetStatus", func(t *testing.T, w *world) []any { return []any{mkUser(t, w), "disabled"} }, ""},
+	{"Admin.SetAdmin", func(t *testing.T, w *world) []any { return []any{mkUser(t, w), true} }, ""},
+	{"Admin.ResetPassword", func(t *testing.T, w *world) []any { return []any{mkUser(t, w), "another-long-password"} }, ""},
+	{"Admin.Groups", noArgs, ""},
+	{"Admin.CreateGroup", func(t *testing.T, w *world) []any {
+		return []any{fmt.Sprintf("Group %d", seq.Add(1)), []string{"models.view_all"}}
+	}, ""},
+	{"Admin.UpdateGroup", func(t *testing.T, w *world) []any {
+		return []any{mkGroup(t, w), fmt.Sprintf("Renamed %d", seq.Add(1)), []string{"chat.params"}}
+	}, ""},
+	{"Admin.DeleteGroup", func(t *testing.T, w *world) []any { return []any{mkGroup(t, w)} }, ""},
+	{"Admin.SetMembers", func(t *testing.T, w *world) []any { return []any{mkGroup(t, w), []ids.UserID{mkUser(t, w)}} }, ""},
+	{"Admin.Permissions", noArgs, ""},
+	{"Admin.SetBaseline", func(*testing.T, *world) []any { return []any{[]string{"chat.create", "chat.params", "files.upload"}} }, ""},
+	{"Admin.Settings", noArgs, ""},
+	{"Admin.SetSettings", func(t *testing.T, w *world) []any {
+		return []any{map[string]any{"instanceName": "Bag End", "signUpMode": "approval", "defaultModel": w.model}}
+	}, ""},
+	{"Admin.ModelAccess", func(t *testing.T, w *world) []any { return []any{w.model} }, ""},
+	{"Admin.SetModelAccess", func(t *testing.T, w *world) []any {
+		return []any{w.model, map[string]any{"users": []ids.UserID{}, "groups": []int64{}}}
+	}, ""},
 	{"Diag.NilDeref", noArgs, apperr.Internal},
 	{"Diag.Emit", func(*testing.T, *world) []any { return []any{"selftest", map[string]int{"n": 1}} }, ""},
 	{"Diag.Report", func(*testing.T, *world) []any { return []any{"step", true, "detail"} }, ""},
@@ -170,6 +208,24 @@ var facadeCalls = []facadeCall{
 		}
 		return []any{v.ID}
 	}, ""},
+}
+
+var seq atomic.Int64
+
+func mkUser(t *testing.T, w *world) ids.UserID {
+	u, err := w.c.Accounts.Create(context.Background(), auth.SignUpRequest{Username: fmt.Sprintf("user%d", seq.Add(1)), Password: "a-long-enough-password"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids.UserID(u.ID)
+}
+
+func mkGroup(t *testing.T, w *world) ids.GroupID {
+	g, err := w.c.DB.CreateGroup(context.Background(), fmt.Sprintf("g%d", seq.Add(1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids.GroupID(g.ID)
 }
 
 func mkFolder(t *testing.T, w *world) ids.FolderID {
@@ -244,8 +300,16 @@ func TestEveryFacadeMethodOverBothPaths(t *testing.T) {
 			if fc.kind != "" && (res.Error == nil || res.Error.Kind != fc.kind) {
 				t.Fatalf("dispatcher: %+v, want kind %s", res, fc.kind)
 			}
-			// Over HTTP.
-			resp, err := http.Post(srv.URL+"/api/"+fc.name, "application/json", strings.NewReader(string(encode())))
+			// Over HTTP, signed in as the owner (a new session each time:
+			// Account.SignOutEverywhere ends them all).
+			token, _, err := c.Sessions.Create(context.Background(), ids.UserID(c.Owner.ID), auth.Client{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest("POST", srv.URL+"/api/"+fc.name, strings.NewReader(string(encode())))
+			req.Header.Set("Content-Type", "application/json")
+			req.AddCookie(&http.Cookie{Name: httpapi.CookieName, Value: token})
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,7 +397,9 @@ func TestEventsReachTheCallerOverSSE(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	cookie := ownerCookie(t, c)
 	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/events", nil)
+	req.AddCookie(cookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -346,11 +412,15 @@ func TestEventsReachTheCallerOverSSE(t *testing.T) {
 	// Wait until subscribed (the first comment is written after Subscribe).
 	for sc.Scan() && sc.Text() != ": connected" {
 	}
-	http.Post(srv.URL+"/api/Prefs.Set", "application/json", strings.NewReader(`[{"theme":"moria"}]`))
+	post, _ := http.NewRequest("POST", srv.URL+"/api/Prefs.Set", strings.NewReader(`[{"theme":"moria"}]`))
+	post.AddCookie(cookie)
+	if resp, err := http.DefaultClient.Do(post); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("Prefs.Set: %v %v", resp, err)
+	}
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "data: ") {
-			if want := `data: {"topic":"prefs","data":{"theme":"moria","lastChat":0}}`; line != want {
+			if want := `data: {"topic":"prefs","data":{"theme":"moria","lastChat":0,`; !strings.HasPrefix(line, want) {
 				t.Fatalf("got %s, want %s", line, want)
 			}
 			break
@@ -362,6 +432,16 @@ func TestEventsReachTheCallerOverSSE(t *testing.T) {
 	if c.Bus.Followers() != 0 {
 		t.Errorf("followers after stop = %d", c.Bus.Followers())
 	}
+}
+
+// ownerCookie is a session cookie signing the owner in over HTTP.
+func ownerCookie(t *testing.T, c *Core) *http.Cookie {
+	t.Helper()
+	token, _, err := c.Sessions.Create(context.Background(), ids.UserID(c.Owner.ID), auth.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Cookie{Name: httpapi.CookieName, Value: token}
 }
 
 // BenchmarkHTTPCall is one facade call over loopback HTTP through the whole

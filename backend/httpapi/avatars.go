@@ -24,7 +24,7 @@ func pathID(r *http.Request) (int64, error) {
 // avatarTarget resolves the caller and the model id of an avatar request,
 // answering the error itself when either fails.
 func (h *handler) avatarTarget(w http.ResponseWriter, r *http.Request) (api.Caller, int64, bool) {
-	caller, err := h.opt.Caller(r)
+	caller, err := h.caller(r)
 	if err != nil {
 		writeError(w, err)
 		return api.Caller{}, 0, false

@@ -44,8 +44,13 @@ type Options struct {
 	// Desktop marks the mount inside the desktop app: index.html is told to
 	// use the Wails bridge, and requests come from our own webview only.
 	Desktop bool
-	// Caller resolves who is making a request; an error refuses it.
+	// Caller resolves who is making a request on the desktop mount; an
+	// error refuses it. A listening socket sets Auth instead, and its
+	// callers are whoever their session cookie signs in.
 	Caller func(*http.Request) (api.Caller, error)
+	Auth   *Auth
+	// InstanceName reads the instance's name (login page, manifest).
+	InstanceName func(context.Context) string
 	// AllowedHosts are Host values accepted besides loopback names and IP
 	// literals. Checked only when CheckHost is set (a listening socket).
 	AllowedHosts []string
@@ -91,6 +96,13 @@ func New(opt Options) (http.Handler, error) {
 	if err := h.loadStatic(); err != nil {
 		return nil, err
 	}
+	h.mux.HandleFunc("GET /api/auth/state", h.authState)
+	if opt.Auth != nil {
+		h.mux.HandleFunc("POST /api/auth/login", h.login)
+		h.mux.HandleFunc("POST /api/auth/signup", h.signUp)
+		h.mux.HandleFunc("POST /api/auth/logout", h.logout)
+	}
+	h.mux.HandleFunc("GET /manifest.webmanifest", h.manifest)
 	h.mux.HandleFunc("POST /api/{method}", h.call)
 	if opt.Avatars != nil {
 		h.mux.HandleFunc("GET /api/models/{id}/avatar", h.getAvatar)
@@ -99,6 +111,12 @@ func New(opt Options) (http.Handler, error) {
 	}
 	h.mux.HandleFunc("GET /api/events", h.events)
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		// Signed out, every API path is 401, so that which routes exist
+		// is not for strangers to map.
+		if _, err := h.caller(r); err != nil {
+			writeError(w, err)
+			return
+		}
 		writeError(w, apperr.New(apperr.NotFound, "no such API route: %s %s", r.Method, r.URL.Path))
 	})
 	h.mux.HandleFunc("/", h.file)
@@ -162,7 +180,7 @@ func HostAllowed(hostport string, allowed []string) bool {
 }
 
 func (h *handler) call(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.opt.Caller(r)
+	caller, err := h.caller(r)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -18,7 +18,7 @@ import (
 const writeTimeout = 30 * time.Second
 
 func (h *handler) events(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.opt.Caller(r)
+	caller, err := h.caller(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -56,6 +56,12 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		case <-h.opt.Stop:
 			return
 		case <-tick.C:
+			// A session revoked or a user disabled since the stream began
+			// stops receiving events within one heartbeat.
+			if _, err := h.caller(r); err != nil {
+				write("event: signed-out\ndata: {}\n\n")
+				return
+			}
 			if write(": ping\n\n") != nil {
 				return
 			}

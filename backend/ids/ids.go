@@ -20,3 +20,10 @@ type ChatID int64
 
 // MessageID identifies one message in a chat.
 type MessageID int64
+
+// GroupID identifies a user group.
+type GroupID int64
+
+// SessionID is the short public id of a sign-in session (a prefix of its
+// token's hash, never the token).
+type SessionID string

@@ -71,6 +71,11 @@ func (db *DB) CreateAccount(ctx context.Context, nu NewUser) (User, error) {
 		nu.IsAdmin = !exists
 		if nu.IsAdmin {
 			nu.Status = StatusActive
+			claimed, ok, err := claimEmptyOwner(ctx, tx, nu)
+			if err != nil || ok {
+				u = claimed
+				return err
+			}
 		} else if nu.Status == "" {
 			return fmt.Errorf("sign-up is closed: %w", ErrForbidden)
 		}
@@ -79,6 +84,140 @@ func (db *DB) CreateAccount(ctx context.Context, nu NewUser) (User, error) {
 		return err
 	})
 	return u, err
+}
+
+// claimEmptyOwner turns the password-less owner row into the first admin's
+// account when it holds nothing of its own (no chats, folders or personal
+// connections): a fresh `--serve` data directory then has one admin, not a
+// second, unusable one named after the service account. An owner with data
+// (a desktop instance being shared) is never claimed, or the first stranger
+// to sign up would read the owner's chats; that owner sets a password from
+// the desktop or with `lembas create-admin` instead.
+func claimEmptyOwner(ctx context.Context, tx *sql.Tx, nu NewUser) (User, bool, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `
+		SELECT u.id FROM users u WHERE u.is_owner = 1 AND u.password_hash = ''
+		  AND NOT EXISTS (SELECT 1 FROM chats WHERE user_id = u.id)
+		  AND NOT EXISTS (SELECT 1 FROM folders WHERE user_id = u.id)
+		  AND NOT EXISTS (SELECT 1 FROM connections WHERE owner_id = u.id)
+		ORDER BY u.id LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, false, nil
+	}
+	if err != nil {
+		return User{}, false, fmt.Errorf("find an empty owner: %w", err)
+	}
+	var taken bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE username = ? COLLATE NOCASE AND id != ?)`, nu.Username, id).Scan(&taken); err != nil {
+		return User{}, false, fmt.Errorf("check username: %w", err)
+	}
+	if taken {
+		return User{}, false, fmt.Errorf("username %q: %w", nu.Username, ErrConflict)
+	}
+	_, err = tx.ExecContext(ctx, `
+		UPDATE users SET username = ?, display_name = ?, password_hash = ?, is_admin = 1, status = 'active', updated_at = ?
+		WHERE id = ?`, nu.Username, nu.DisplayName, nu.PasswordHash, nowMillis(), id)
+	if err != nil {
+		return User{}, false, fmt.Errorf("claim the owner row: %w", err)
+	}
+	u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+	if err != nil {
+		return User{}, false, fmt.Errorf("read claimed owner: %w", err)
+	}
+	return u, true, nil
+}
+
+// UserRow is a user as the admin list shows it.
+type UserRow struct {
+	User
+	HasPassword bool
+	Groups      []int64
+}
+
+// UserRows is ListUsers with whether each user has a password and their
+// groups, and a case-insensitive filter on username and display name.
+func (db *DB) UserRows(ctx context.Context, f UserFilter, query string) ([]UserRow, int, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	f.Limit = min(f.Limit, 500)
+	f.Offset = max(f.Offset, 0)
+	where, args := ` WHERE 1`, []any{}
+	if f.Status != "" {
+		where, args = where+` AND status = ?`, append(args, f.Status)
+	}
+	if q := strings.TrimSpace(query); q != "" {
+		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q) + "%"
+		where += ` AND (username LIKE ? ESCAPE '\' OR display_name LIKE ? ESCAPE '\')`
+		args = append(args, like, like)
+	}
+	var total int
+	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM users`+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count users: %w", err)
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+userColumns+`, password_hash != '',
+		(SELECT COALESCE(json_group_array(group_id), '[]') FROM group_members WHERE user_id = users.id)
+		FROM users`+where+` ORDER BY id LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	out := []UserRow{}
+	for rows.Next() {
+		var r UserRow
+		var groups string
+		if err := rows.Scan(&r.ID, &r.Username, &r.DisplayName, &r.IsAdmin, &r.IsOwner, &r.Status, &r.CreatedAt, &r.HasPassword, &groups); err != nil {
+			return nil, 0, err
+		}
+		if err := json.Unmarshal([]byte(groups), &r.Groups); err != nil || r.Groups == nil {
+			r.Groups = []int64{}
+		}
+		out = append(out, r)
+	}
+	return out, total, rows.Err()
+}
+
+// SetGroupMembers replaces a group's members in one transaction; unknown
+// users are ErrNotFound.
+func (db *DB) SetGroupMembers(ctx context.Context, group int64, users []ids.UserID) error {
+	return db.WriteTx(ctx, func(tx *sql.Tx) error {
+		var ok bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM groups WHERE id = ?)`, group).Scan(&ok); err != nil {
+			return fmt.Errorf("read group %d: %w", group, err)
+		}
+		if !ok {
+			return fmt.Errorf("group %d: %w", group, ErrNotFound)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM group_members WHERE group_id = ?`, group); err != nil {
+			return fmt.Errorf("clear group %d: %w", group, err)
+		}
+		for _, u := range uniq(users) {
+			res, err := tx.ExecContext(ctx, `INSERT INTO group_members (group_id, user_id) SELECT ?, id FROM users WHERE id = ?`, group, u)
+			if err != nil {
+				return fmt.Errorf("add user %d to group %d: %w", u, group, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return fmt.Errorf("user %d: %w", u, ErrNotFound)
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteUserSessionByPrefix ends the session of user whose token hash starts
+// with prefix (the short id the sessions list shows). ErrNotFound when none.
+func (db *DB) DeleteUserSessionByPrefix(ctx context.Context, user ids.UserID, prefix string) error {
+	if len(prefix) < 12 || strings.Trim(prefix, "0123456789abcdef") != "" {
+		return fmt.Errorf("session %q: %w", prefix, ErrNotFound)
+	}
+	res, err := db.w.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND substr(token_hash, 1, ?) = ?`, user, len(prefix), prefix)
+	if err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("session %q: %w", prefix, ErrNotFound)
+	}
+	return nil
 }
 
 func insertUser(ctx context.Context, tx *sql.Tx, nu NewUser) (User, error) {

@@ -153,7 +153,7 @@ func canChangeModel(ctx context.Context, q queryRower, a Actor, id ids.ModelID) 
 func canSeeModel(ctx context.Context, q queryRower, user ids.UserID, id ids.ModelID) error {
 	var ok bool
 	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1`+modelFrom+`
-		WHERE m.id = ? AND (c.owner_id IS NULL OR c.owner_id = ?))`, id, user).Scan(&ok)
+		WHERE m.id = ? AND `+modelVisible+`)`, id, user).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("read model %d: %w", id, err)
 	}
@@ -263,7 +263,7 @@ func (db *DB) SyncModels(ctx context.Context, connID ids.ConnectionID, list []Up
 // is applied in Go: a model list is hundreds of rows, and SQLite's LIKE and
 // lower() fold only ASCII.
 func (db *DB) ListModels(ctx context.Context, user ids.UserID, f ModelFilter) ([]Model, int, error) {
-	q := `SELECT ` + modelColumns + modelFrom + ` WHERE (c.owner_id IS NULL OR c.owner_id = ?)`
+	q := `SELECT ` + modelColumns + modelFrom + ` WHERE ` + modelVisible
 	args := []any{user}
 	if f.ConnectionID != 0 {
 		q += ` AND m.connection_id = ?`
@@ -311,7 +311,7 @@ func (db *DB) ModelByID(ctx context.Context, user ids.UserID, id ids.ModelID) (M
 
 func modelByID(ctx context.Context, q queryRower, user ids.UserID, id ids.ModelID) (Model, error) {
 	m, err := scanModel(q.QueryRowContext(ctx, `SELECT `+modelColumns+modelFrom+`
-		WHERE m.id = ? AND (c.owner_id IS NULL OR c.owner_id = ?)`, id, user))
+		WHERE m.id = ? AND `+modelVisible, id, user))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Model{}, fmt.Errorf("model %d: %w", id, ErrNotFound)
 	}
@@ -374,7 +374,7 @@ func (db *DB) ModelAvatar(ctx context.Context, user ids.UserID, id ids.ModelID) 
 	var data []byte
 	var typ string
 	err := db.r.QueryRowContext(ctx, `SELECT m.avatar, m.avatar_type`+modelFrom+`
-		WHERE m.id = ? AND (c.owner_id IS NULL OR c.owner_id = ?) AND m.avatar IS NOT NULL`, id, user).Scan(&data, &typ)
+		WHERE m.id = ? AND `+modelVisible+` AND m.avatar IS NOT NULL`, id, user).Scan(&data, &typ)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, "", fmt.Errorf("avatar of model %d: %w", id, ErrNotFound)
 	}

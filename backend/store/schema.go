@@ -218,6 +218,23 @@ var Current = Schema{
 			// groups is this user in" and the user foreign key.
 			Indexes: []Index{{Name: "group_members_user", On: "group_members(user_id)"}},
 		},
+		{
+			// model_access narrows who may use an instance-wide model: a
+			// model with no rows is for everyone; with rows, only for the
+			// users and groups listed (and admins, and holders of
+			// models.view_all). Each row names a user or a group.
+			Name: "model_access",
+			Columns: []Column{
+				{Name: "model_id", Type: "INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE"},
+				{Name: "user_id", Type: "INTEGER REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "group_id", Type: "INTEGER REFERENCES groups(id) ON DELETE CASCADE"},
+			},
+			Indexes: []Index{
+				{Name: "model_access_model", On: "model_access(model_id)"},
+				{Name: "model_access_user", On: "model_access(user_id)"},
+				{Name: "model_access_group", On: "model_access(group_id)"},
+			},
+		},
 	},
 	FTS: []FTS{
 		{Name: "messages_fts", Table: "messages", RowID: "id", Columns: []string{"content"},
