@@ -34,6 +34,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 // of the run functions. Tests build it with their own output and environment.
 type cli struct {
 	stdout, stderr io.Writer
+	stdin          io.Reader // nil: os.Stdin
 	getenv         func(string) (string, bool)
 }
 
@@ -111,7 +112,7 @@ Configuration comes from LEMBAS_* environment variables (see README.md):
 	root.Flags().BoolVar(&serve, "serve", false, "serve the app to browsers over HTTP instead of opening a window")
 	root.Flags().String("addr", config.DefaultAddr, "listen address for --serve (LEMBAS_ADDR)")
 	root.PersistentFlags().String("data-dir", "", "data directory (LEMBAS_DATA_DIR; default: the OS user data directory)")
-	root.AddCommand(c.infoCmd(), c.secretKeyCmd(), c.backupCmd(), c.versionCmd())
+	root.AddCommand(c.infoCmd(), c.secretKeyCmd(), c.backupCmd(), c.versionCmd(), c.createAdminCmd())
 	return root
 }
 

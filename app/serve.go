@@ -20,11 +20,6 @@ func (c *cli) runServe(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	// Until accounts exist every browser acts as the owner, so nothing but
-	// this machine may connect.
-	if !addr.Loopback() {
-		return &exitError{code: 2, err: fmt.Errorf("--addr %s: serving beyond this machine needs accounts, which this version does not have yet; use 127.0.0.1 or localhost", cfg.Addr)}
-	}
 	log := c.logger(cfg)
 	opt := coreOptions(core.Serve, log)
 	opt.SelfPort = addr.Port
@@ -51,6 +46,12 @@ func (c *cli) runServe(ctx context.Context, cfg config.Config) error {
 		MaxHeaderBytes: 64 << 10,
 	}
 	fmt.Fprintf(c.stdout, "LLeMbas %s is serving at http://%s/ (data in %s)\n", version, ln.Addr(), cfg.DataDir)
+	if need, err := cr.Accounts.NeedsFirstUser(ctx); err == nil && need {
+		fmt.Fprintln(c.stdout, "No administrator can sign in yet: the first account created in the browser becomes the administrator (or run `lembas create-admin`).")
+	}
+	if !addr.Loopback() && len(cfg.TrustedProxies) == 0 {
+		fmt.Fprintln(c.stdout, "Listening beyond this machine over plain HTTP: passwords cross the network unencrypted. Put a TLS reverse proxy in front (README: \"Running it on a home server\").")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

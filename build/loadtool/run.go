@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"slices"
 	"strconv"
@@ -47,8 +48,14 @@ func run(ctx context.Context, cfg config) (res result, err error) {
 	}()
 	pid := strconv.Itoa(srv.cmd.Process.Pid)
 
-	a := &api{base: srv.base, hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+	// Every client signs in as the first (administrator) account; the
+	// followers share its session like tabs of one browser.
+	jar, _ := cookiejar.New(nil)
+	a := &api{base: srv.base, hc: &http.Client{Timeout: 30 * time.Second, Jar: jar, Transport: &http.Transport{
 		Proxy: nil, MaxIdleConnsPerHost: cfg.replies + 8}}}
+	if err = a.signUp(ctx, "load", "load-tool-password"); err != nil {
+		return res, err
+	}
 	var conn struct {
 		ID        int64  `json:"id"`
 		LastError string `json:"lastError"`
@@ -78,7 +85,7 @@ func run(ctx context.Context, cfg config) (res result, err error) {
 	var fwg sync.WaitGroup
 	for k := range fs {
 		fs[k] = &follower{k: int64(k), n: int64(cfg.followers), base: srv.base, measuring: &measuring,
-			chats: map[int64]int{}, hc: &http.Client{Transport: &http.Transport{Proxy: nil}}}
+			chats: map[int64]int{}, hc: &http.Client{Jar: jar, Transport: &http.Transport{Proxy: nil}}}
 		fwg.Add(1)
 		go func() { defer fwg.Done(); fs[k].run(fctx, ready) }()
 	}

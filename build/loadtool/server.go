@@ -131,6 +131,27 @@ type api struct {
 	hc   *http.Client
 }
 
+// signUp creates the first account (the administrator) and keeps its
+// session in the client's cookie jar.
+func (a *api) signUp(ctx context.Context, username, password string) error {
+	body, _ := json.Marshal(map[string]string{"username": username, "password": password})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/api/auth/signup", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("sign up: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("sign up: %s %s", resp.Status, raw)
+	}
+	return nil
+}
+
 func (a *api) call(ctx context.Context, method string, out any, args ...any) error {
 	if args == nil {
 		args = []any{}

@@ -63,7 +63,9 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		want string
 	}{
 		{"window in a server build", nil, nil, 2, "lembas --serve"},
-		{"serve beyond loopback", nil, []string{"--serve", "--addr", "0.0.0.0:8484"}, 2, "needs accounts"},
+		{"create-admin without a terminal", nil, []string{"create-admin"}, 2, "--username"},
+		{"create-admin without a password", nil, []string{"create-admin", "--username", "alice"}, 2, "--password-stdin"},
+		{"bad trusted proxy", []string{"LEMBAS_TRUSTED_PROXIES=proxy.lan"}, []string{"info"}, 2, "LEMBAS_TRUSTED_PROXIES"},
 		{"bad address", nil, []string{"--serve", "--addr", "nonsense"}, 2, "not host:port"},
 		{"bad log level", []string{"LEMBAS_LOG_LEVEL=loud"}, []string{"info"}, 2, "LEMBAS_LOG_LEVEL"},
 		{"bad allowed host", []string{"LEMBAS_ALLOWED_HOSTS=http://x/"}, []string{"info"}, 2, "not a URL"},

@@ -32,6 +32,7 @@ func newChatApp(t *testing.T) *chatApp {
 	a := &chatApp{t: t, base: base, llm: fakellm.New(t)}
 	harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
 	a.ctx = harness.Browser(t)
+	harness.BrowserAdmin(t, a.ctx, base)
 	a.pe = watchErrors(t, a.ctx)
 	a.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
 	a.waitJS(`!!document.querySelector('#composer-input')`)

@@ -205,6 +205,7 @@ func BenchmarkLongChatOpen(b *testing.B) {
 	_, base := harness.Serve(b, bin, dir)
 
 	ctx := harness.Browser(b)
+	harness.BrowserAdmin(b, ctx, base)
 	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		b.Helper()
 		c, cancel := context.WithTimeout(ctx, 30*time.Second)

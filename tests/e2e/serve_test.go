@@ -3,9 +3,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +122,7 @@ func TestShellInChromium(t *testing.T) {
 	dataDir := t.TempDir()
 	_, base := harness.Serve(t, bin, dataDir)
 	ctx := harness.Browser(t)
+	harness.BrowserAdmin(t, ctx, base)
 	pe := watchErrors(t, ctx)
 
 	for _, vp := range []struct {
@@ -171,13 +170,8 @@ func TestShellInChromium(t *testing.T) {
 	}
 
 	// The theme chosen last (shire) is stored for the user, not just locally.
-	resp, err := http.Post(base+"/api/Prefs.Get", "application/json", strings.NewReader("[]"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var prefs struct{ Theme string }
-	json.NewDecoder(resp.Body).Decode(&prefs)
-	resp.Body.Close()
+	harness.API(t, base, "Prefs.Get", &prefs)
 	if prefs.Theme != "shire" {
 		t.Errorf("stored theme %q, want shire", prefs.Theme)
 	}
@@ -202,6 +196,7 @@ func TestSelfTestOverHTTP(t *testing.T) {
 	bin := harness.Build(t, "", "CGO_ENABLED=0")
 	p, base := harness.Serve(t, bin, t.TempDir(), "LEMBAS_SELFTEST=1")
 	ctx := harness.Browser(t)
+	harness.BrowserAdmin(t, ctx, base)
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,7 @@ func newAdminUI(t *testing.T, w, h int64, setup func(base string)) *adminUI {
 		setup(base)
 	}
 	u := &adminUI{t: t, base: base, ctx: harness.Browser(t), stopped: new(bool)}
+	harness.BrowserAdmin(t, u.ctx, base)
 	u.pe = watchErrors(t, u.ctx)
 	u.resp = captureAPIResponses(t, u.ctx)
 	u.do(chromedp.EmulateViewport(w, h), chromedp.Navigate(base+"/"))

@@ -7,9 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,15 +175,6 @@ func (p *Proc) Kill() {
 	<-p.done
 }
 
-// Serve starts `lembas --serve` on a free loopback port and returns the
-// process and its base URL once it answers.
-func Serve(t testing.TB, bin, dataDir string, extraEnv ...string) (*Proc, string) {
-	t.Helper()
-	p := Start(t, bin, Env(dataDir, extraEnv...), "--serve", "--addr", "127.0.0.1:0")
-	m := p.WaitOutput(t, `serving at (http://127\.0\.0\.1:\d+)/`, 30*time.Second)
-	return p, m[1]
-}
-
 // Run runs bin to completion and returns exit code, stdout and stderr.
 func Run(t testing.TB, bin string, env []string, args ...string) (int, string, string) {
 	t.Helper()
@@ -254,27 +243,10 @@ func Must(t testing.TB, err error, what string) {
 	}
 }
 
-// API posts one facade call to a running server (base URL) and decodes its
-// result into out (when not nil). A non-200 answer fails the test.
+// API posts one facade call to a server started with Serve, as its
+// administrator, and decodes its result into out (when not nil). A non-200
+// answer fails the test.
 func API(t testing.TB, base, method string, out any, args ...any) {
 	t.Helper()
-	if args == nil {
-		args = []any{}
-	}
-	b, _ := json.Marshal(args)
-	resp, err := http.Post(base+"/api/"+method, "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var e map[string]any
-		json.NewDecoder(resp.Body).Decode(&e)
-		t.Fatalf("%s: %d %v", method, resp.StatusCode, e)
-	}
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("%s: decode: %v", method, err)
-		}
-	}
+	APIAs(t, AdminClient(t, base), base, method, out, args...)
 }
