@@ -84,7 +84,7 @@ func (c *cli) logger(cfg config.Config) *slog.Logger {
 }
 
 func (c *cli) root() *cobra.Command {
-	var serve bool
+	var serve, quick bool
 	root := &cobra.Command{
 		Use:   "lembas",
 		Short: "LLeMbas: a chat client for OpenAI-compatible LLM endpoints",
@@ -104,12 +104,16 @@ Configuration comes from LEMBAS_* environment variables (see README.md):
 				return err
 			}
 			if serve {
+				if quick {
+					return &exitError{code: 2, err: errors.New("--quick opens the desktop app's quick chat; it cannot be used with --serve")}
+				}
 				return c.runServe(cmd.Context(), cfg)
 			}
-			return c.runDesktop(cmd.Context(), cfg)
+			return c.runDesktop(cmd.Context(), cfg, quick)
 		},
 	}
 	root.Flags().BoolVar(&serve, "serve", false, "serve the app to browsers over HTTP instead of opening a window")
+	root.Flags().BoolVar(&quick, "quick", false, "open quick chat: the window small and on top (in the running app, if there is one)")
 	root.Flags().String("addr", config.DefaultAddr, "listen address for --serve (LEMBAS_ADDR)")
 	root.PersistentFlags().String("data-dir", "", "data directory (LEMBAS_DATA_DIR; default: the OS user data directory)")
 	root.AddCommand(c.infoCmd(), c.secretKeyCmd(), c.backupCmd(), c.versionCmd(), c.createAdminCmd())

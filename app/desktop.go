@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -28,7 +30,7 @@ import (
 // eventName is the one Wails event every bus event travels in.
 const eventName = "lembas"
 
-func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
+func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) error {
 	if runtime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		// GTK panics without a display; say so instead.
 		return &exitError{code: 2, err: errors.New("no display found (DISPLAY and WAYLAND_DISPLAY are unset), so the desktop window cannot open.\n" +
@@ -46,11 +48,26 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 		log.Warn("handoff failed; starting a new instance", "err", err)
 	}
 
+	d := &desktop{log: log, quick: quick, benchReplies: benchReplies()}
+	if quick {
+		d.seq = 1
+	}
+	// The tray goes up before the window (fyne.io/systray needs no GTK:
+	// it talks D-Bus on its own goroutines).
+	d.tray = startTray(log, assets.Icon256, trayActions{
+		Quick:   func() { d.enterQuick() },
+		NewChat: func() { d.leaveQuick(true) },
+		Open:    func() { d.leaveQuick(false) },
+		Quit:    func() { d.quit() },
+	})
+	defer d.tray.Close()
+
 	opt := coreOptions(core.Desktop, log)
 	opt.OpenURL = openInBrowser
 	notes := &notifier{}
 	defer notes.Close()
 	opt.Notify = notes.Notify
+	opt.TrayStatus = d.tray.Status
 	cr, err := openCore(ctx, cfg, opt)
 	if err != nil {
 		return err
@@ -61,7 +78,8 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 
-	d := &desktop{core: cr, log: log}
+	d.core = cr
+	cr.Dispatcher.Register("Desktop", &DesktopFacade{d})
 	ln, err := single.Listen(sock, log, d.handoff)
 	if err != nil {
 		log.Warn("single-instance socket unavailable; a second launch will be refused by the lock instead", "err", err)
@@ -70,13 +88,21 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 	}
 	bridge := &Bridge{dispatcher: cr.Dispatcher, caller: cr.OwnerCaller()}
 	win, placed := loadWindowState(cfg.DataDir)
+	width, height := win.Width, win.Height
+	if quick {
+		// Started by `lembas --quick` with no app running: open as quick
+		// chat; "Open in full window" goes to the saved size and place.
+		d.full, d.fullPlaced = win, placed
+		width, height = quickWidth, quickHeight
+	}
 
 	err = wails.Run(&options.App{
-		Title:     "LLeMbas",
-		Width:     win.Width,
-		Height:    win.Height,
-		MinWidth:  minWidth,
-		MinHeight: minHeight,
+		Title:       "LLeMbas",
+		Width:       width,
+		Height:      height,
+		AlwaysOnTop: quick,
+		MinWidth:    minWidth,
+		MinHeight:   minHeight,
 		AssetServer: &assetserver.Options{
 			Handler: handler,
 		},
@@ -85,7 +111,7 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 		Logger:           wailsLogger{log},
 		OnStartup: func(wctx context.Context) {
 			d.start(wctx)
-			if placed {
+			if placed && !quick {
 				wruntime.WindowSetPosition(wctx, win.X, win.Y)
 			}
 			go func() {
@@ -94,7 +120,7 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 				select {
 				case <-ctx.Done():
 					log.Info("signal received; closing the window")
-					wruntime.Quit(wctx)
+					d.quit()
 				case <-wctx.Done():
 				}
 			}()
@@ -105,12 +131,17 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 		},
 		OnShutdown: func(context.Context) { d.stop() },
 		OnBeforeClose: func(wctx context.Context) bool {
-			// Remember where the window was; Quit runs this too.
-			var ws windowState
-			ws.Width, ws.Height = wruntime.WindowGetSize(wctx)
-			ws.X, ws.Y = wruntime.WindowGetPosition(wctx)
-			if err := saveWindowState(cfg.DataDir, ws); err != nil {
-				log.Warn("could not save the window's size", "err", err)
+			if d.closeToTray() {
+				// Close-to-tray (a preference, or quick chat): hide, and
+				// let the tray bring it back.
+				d.hide()
+				return true
+			}
+			// Remember where the full window was; Quit runs this too.
+			if ws, ok := d.windowToSave(wctx); ok {
+				if err := saveWindowState(cfg.DataDir, ws); err != nil {
+					log.Warn("could not save the window's size", "err", err)
+				}
 			}
 			return false
 		},
@@ -134,11 +165,22 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config) error {
 type desktop struct {
 	core *core.Core
 	log  *slog.Logger
+	tray *tray
+	// quitting is set by a real Quit, which close-to-tray must let through.
+	quitting     atomic.Bool
+	benchReplies int
 
 	mu   sync.Mutex
 	wctx context.Context
 	sub  *events.Sub
 	done chan struct{}
+	// quick chat: the mode, whether Escape hid it, how often it was opened,
+	// and the full window's size and place to go back to.
+	quick, hidden bool
+	seq           int
+	full          windowState
+	fullPlaced    bool
+	fullMax       bool
 }
 
 func (d *desktop) start(wctx context.Context) {
@@ -188,18 +230,15 @@ func (d *desktop) stop() {
 	}
 }
 
-// handoff is called when a second launch hands over its arguments: bring
-// the window forward.
+// handoff is called when a second launch hands over its arguments: quick
+// chat for `lembas --quick`, else the full window brought forward.
 func (d *desktop) handoff(m single.Message) {
-	d.mu.Lock()
-	wctx := d.wctx
-	d.mu.Unlock()
 	d.log.Info("second launch handed over", "args", m.Args)
-	if wctx == nil {
-		return
+	if slices.Contains(m.Args, "--quick") {
+		d.enterQuick()
+	} else {
+		d.leaveQuick(false)
 	}
-	wruntime.WindowUnminimise(wctx)
-	wruntime.WindowShow(wctx)
 	d.core.Bus.Publish(events.Event{Topic: "handoff", UserID: d.core.OwnerCaller().UserID, Data: m.Args})
 }
 

@@ -64,6 +64,9 @@ func TestDesktopApp(t *testing.T) {
 			}
 		}
 		theme := app.WaitOutput(t, `selftest PASS theme (\w+)`, time.Second)[1]
+		// A session bus with nobody showing tray icons: no tray, and the
+		// About card says why.
+		app.WaitOutput(t, `selftest PASS window full .*tray=false \(no tray host.*about=no tray host`, 10*time.Second)
 		seen = append(seen, theme)
 		if !strings.Contains(app.Stderr(), "via=bridge") {
 			t.Error("no call was logged as coming through the bridge")

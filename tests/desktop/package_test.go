@@ -57,7 +57,8 @@ func TestDebPackage(t *testing.T) {
 		t.Errorf("packaged binary: %v %s", err, out)
 	}
 	desktop, _ := os.ReadFile(filepath.Join(scratch, "usr/share/applications/lembas.desktop"))
-	for _, want := range []string{"Exec=lembas", "Icon=lembas", "Name=LLeMbas", "StartupWMClass=lembas"} {
+	for _, want := range []string{"Exec=lembas", "Icon=lembas", "Name=LLeMbas", "StartupWMClass=lembas",
+		"Actions=quick-chat;", "[Desktop Action quick-chat]", "Name=Quick chat", "Exec=lembas --quick"} {
 		if !strings.Contains(string(desktop), want) {
 			t.Errorf(".desktop file lacks %q", want)
 		}
