@@ -71,6 +71,9 @@ type Options struct {
 	Sessions auth.SessionOptions
 	Password auth.Params
 	Login    *auth.LoginLimits
+	// Heartbeat is the event streams' keep-alive interval, which also
+	// bounds how long a revoked session keeps its stream (0: 15 s).
+	Heartbeat time.Duration
 }
 
 // Core is an open instance.
@@ -274,7 +277,8 @@ func (c *Core) Handler(desktop bool) (http.Handler, error) {
 			name, _, _ := c.DB.Setting(ctx, api.SettingInstanceName)
 			return name
 		},
-		Stop: c.stopStreams,
+		Stop:      c.stopStreams,
+		Heartbeat: c.opt.Heartbeat,
 		Generated: map[string]string{
 			"css/highlight.css":  render.ChromaCSS(),
 			"icons/icon-256.png": string(assets.Icon256),
