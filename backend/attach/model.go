@@ -1,0 +1,66 @@
+package attach
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+)
+
+// ImageDataURI returns a stored image as a data URI ("data:image/jpeg;base64,…"),
+// the form vision models take in an image_url content part: a local endpoint
+// has no route back to LLeMbas and a hosted one has no credentials, so images
+// are sent, never linked. mime is Result.MIME.
+func ImageDataURI(mime string, data []byte) string {
+	var b strings.Builder
+	b.Grow(len("data:;base64,") + len(mime) + base64.StdEncoding.EncodedLen(len(data)))
+	b.WriteString("data:")
+	b.WriteString(mime)
+	b.WriteString(";base64,")
+	enc := base64.NewEncoder(base64.StdEncoding, &b)
+	_, _ = enc.Write(data) // a strings.Builder does not fail
+	_ = enc.Close()
+	return b.String()
+}
+
+// DocumentContext returns the text of an attached document as a block for the
+// model's context, naming the file so that the model can tell several apart
+// and refer to them:
+//
+//	<document name="report.pdf">
+//	…text…
+//	</document>
+//
+// name is shown in an attribute, so quotes, angle brackets and line breaks are
+// dropped from it. A closing tag inside the text is defused ("</document" gains
+// a backslash) so a file cannot end its block early and pose as instructions
+// outside it. note (Result.Note) is put before the text in parentheses, so
+// that a scanned PDF says so instead of contributing nothing.
+func DocumentContext(name, text, note string) string {
+	name = strings.Map(func(r rune) rune {
+		switch r {
+		case '"', '<', '>', '\n', '\r':
+			return -1
+		}
+		return r
+	}, DisplayName(name))
+	var b strings.Builder
+	b.Grow(len(name) + len(text) + len(note) + 48)
+	b.WriteString(`<document name="`)
+	b.WriteString(name)
+	b.WriteString("\">\n")
+	if note != "" {
+		b.WriteString("(")
+		b.WriteString(note)
+		b.WriteString(")\n")
+	}
+	if text != "" {
+		b.WriteString(closingTag.ReplaceAllString(text, `<\/$1`))
+		if !strings.HasSuffix(text, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("</document>")
+	return b.String()
+}
+
+var closingTag = regexp.MustCompile(`(?i)</(document)`)
