@@ -50,6 +50,7 @@ fuzz:
 	@for f in FuzzParseSSE FuzzThinkSplitter FuzzToolCallAccumulator; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./backend/llm || exit 1; \
 	done
+	$(GO) test -run '^$$' -fuzz '^FuzzProcess$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./backend/attach
 
 ## unit: the fast tests only (no browser, no window)
 unit:
