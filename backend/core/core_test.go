@@ -435,7 +435,7 @@ func TestEventsReachTheCallerOverSSE(t *testing.T) {
 }
 
 // ownerCookie is a session cookie signing the owner in over HTTP.
-func ownerCookie(t *testing.T, c *Core) *http.Cookie {
+func ownerCookie(t testing.TB, c *Core) *http.Cookie {
 	t.Helper()
 	token, _, err := c.Sessions.Create(context.Background(), ids.UserID(c.Owner.ID), auth.Client{})
 	if err != nil {
@@ -445,7 +445,8 @@ func ownerCookie(t *testing.T, c *Core) *http.Cookie {
 }
 
 // BenchmarkHTTPCall is one facade call over loopback HTTP through the whole
-// handler (security headers, cross-origin check, dispatcher, SQLite read).
+// handler (security headers, cross-origin check, session check, dispatcher,
+// SQLite read).
 func BenchmarkHTTPCall(b *testing.B) {
 	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
 	cfg.DataDir = b.TempDir()
@@ -457,7 +458,7 @@ func BenchmarkHTTPCall(b *testing.B) {
 	}
 	defer c.Close()
 	h, _ := c.Handler(false)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(signedIn(h, ownerCookie(b, c)))
 	defer srv.Close()
 	client := srv.Client()
 	b.ReportAllocs()
@@ -501,4 +502,13 @@ func TestTrashRestoreAndEmpty(t *testing.T) {
 	if r := call("Chats.Get", w.chat); r.Error == nil || r.Error.Kind != apperr.NotFound {
 		t.Errorf("emptied chat still there: %+v", r)
 	}
+}
+
+// signedIn adds a session cookie to every request, as a signed-in browser
+// would send it, so that benchmarks measure the session check too.
+func signedIn(h http.Handler, ck *http.Cookie) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.AddCookie(ck)
+		h.ServeHTTP(w, r)
+	})
 }

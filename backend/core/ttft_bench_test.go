@@ -55,7 +55,7 @@ func BenchmarkAddedTTFT(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(signedIn(h, ownerCookie(b, c)))
 	defer srv.Close()
 	defer c.StopStreams()
 
