@@ -9,15 +9,20 @@
 // the page makes it truthy (DOM clobbering).
 
 /** Error kinds the dispatcher reports. */
-const KINDS = new Set(['invalid', 'not_found', 'forbidden', 'unauthorized', 'conflict', 'unavailable', 'internal']);
+const KINDS = new Set(['invalid', 'not_found', 'forbidden', 'unauthorized', 'conflict', 'unavailable', 'internal', 'rate_limited']);
 
-/** Error thrown by call(): `kind` is one of KINDS, `message` is for people. */
+/**
+ * Error thrown by call(): `kind` is one of KINDS, `message` is for people.
+ * `retryAfter` is the number of seconds a rate-limited request should wait
+ * (from the Retry-After header), 0 when not told.
+ */
 export class ApiError extends Error {
-  constructor(kind, message) {
+  constructor(kind, message, retryAfter = 0) {
     const k = KINDS.has(kind) ? kind : 'internal';
     super(typeof message === 'string' && message !== '' ? message : defaultMessage(k));
     this.name = 'ApiError';
     this.kind = k;
+    this.retryAfter = retryAfter > 0 ? retryAfter : 0;
   }
 }
 
@@ -29,6 +34,7 @@ function defaultMessage(kind) {
     case 'unauthorized': return 'Please sign in.';
     case 'conflict': return 'That conflicts with a change made elsewhere.';
     case 'unavailable': return 'The server could not be reached.';
+    case 'rate_limited': return 'Too many attempts; wait a moment and try again.';
     default: return 'Something went wrong.';
   }
 }
@@ -92,7 +98,7 @@ function toApiError(err, fallbackKind = 'internal') {
 
 const STATUS_KINDS = {
   400: 'invalid', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict',
-  422: 'invalid', 429: 'unavailable', 502: 'unavailable', 503: 'unavailable', 504: 'unavailable',
+  422: 'invalid', 429: 'rate_limited', 502: 'unavailable', 503: 'unavailable', 504: 'unavailable',
 };
 
 /**
@@ -130,6 +136,13 @@ async function callHTTP(method, args) {
   } catch {
     throw new ApiError('unavailable', 'Could not reach the server. Check the connection and try again.');
   }
+  return readResponse(res, false);
+}
+
+// readResponse turns an HTTP answer into its JSON body or an ApiError. A 401
+// outside the sign-in routes means the session is gone (signed out
+// elsewhere, revoked, the account disabled): the app is told, once.
+async function readResponse(res, authRoute) {
   let text;
   try {
     text = await res.text();
@@ -151,11 +164,83 @@ async function callHTTP(method, args) {
     if (!parsed) throw new ApiError('internal', 'The server sent a response that is not JSON.');
     return body;
   }
+  if (res.status === 401 && !authRoute) signedOut();
+  const retryAfter = res.status === 429 ? retryAfterSeconds(res.headers.get('Retry-After')) : 0;
   if (parsed && body && typeof body.error === 'object' && body.error !== null) {
-    throw toApiError(body.error, STATUS_KINDS[res.status] || 'internal');
+    const e = toApiError(body.error, STATUS_KINDS[res.status] || 'internal');
+    e.retryAfter = retryAfter;
+    throw e;
   }
   const kind = STATUS_KINDS[res.status] || 'internal';
-  throw new ApiError(kind, `${defaultMessage(kind)} (HTTP ${res.status})`);
+  throw new ApiError(kind, `${defaultMessage(kind)} (HTTP ${res.status})`, retryAfter);
+}
+
+// retryAfterSeconds reads a Retry-After header: seconds, or an HTTP date.
+function retryAfterSeconds(v) {
+  if (!v) return 0;
+  const n = Number(v);
+  if (Number.isFinite(n)) return Math.max(0, Math.ceil(n));
+  const when = Date.parse(v);
+  return Number.isFinite(when) ? Math.max(0, Math.ceil((when - Date.now()) / 1000)) : 0;
+}
+
+// ---------- Accounts (browser only) ----------
+
+/**
+ * authState asks GET /api/auth/state who this browser is signed in as:
+ * {instanceName, signUpMode, needsFirstUser, signedIn, user, insecure,
+ * desktop}. It works signed out.
+ */
+export async function authState() {
+  let res;
+  try {
+    res = await fetch('/api/auth/state', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+  } catch {
+    throw new ApiError('unavailable', 'Could not reach the server. Check the connection and try again.');
+  }
+  return readResponse(res, true);
+}
+
+/**
+ * authPost posts JSON to one of the sign-in routes (login, signup, logout)
+ * and resolves to its body. A 401 here is a wrong password, not a lost
+ * session.
+ */
+export async function authPost(route, body) {
+  if (!['login', 'signup', 'logout'].includes(route)) throw new ApiError('invalid', `Not an account route: ${route}`);
+  let res;
+  try {
+    res = await fetch('/api/auth/' + route, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body || {}),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiError('unavailable', 'Could not reach the server. Check the connection and try again.');
+  }
+  return readResponse(res, true);
+}
+
+const signedOutFns = new Set();
+let signedOutTold = false;
+
+/**
+ * onSignedOut calls fn once when the browser's session turns out to be
+ * gone (a 401 from any call or from the event stream). Returns the
+ * unsubscribe. Never called in the desktop app.
+ */
+export function onSignedOut(fn) {
+  signedOutFns.add(fn);
+  return () => signedOutFns.delete(fn);
+}
+
+function signedOut() {
+  if (DESKTOP) return;
+  stopEvents();
+  if (signedOutTold) return;
+  signedOutTold = true;
+  for (const fn of [...signedOutFns]) safely(fn);
 }
 
 // ---------- Events ----------
@@ -179,8 +264,13 @@ function safely(fn, ...args) {
   }
 }
 
+let source = null; // the browser's EventSource while it runs
+let everOpened = false;
+let refusals = 0;
+let retryTimer = 0;
+
 function start() {
-  if (started) return;
+  if (started || signedOutTold) return;
   started = true;
   if (DESKTOP) {
     waitFor(runtimeEventsOn, 'runtime').then(
@@ -190,14 +280,15 @@ function start() {
     return;
   }
   // One EventSource per tab: browsers allow six HTTP/1.1 connections per
-  // host. It reconnects by itself after a drop.
+  // host. It reconnects by itself after a network drop.
   const es = new EventSource('/api/events');
+  source = es;
   // Events sent while the stream was down are lost: after a reconnect,
   // tell the app to reload what it shows, as the server's `resync` does.
-  let opened = false;
   es.onopen = () => {
-    if (opened) dispatch({ topic: 'resync', data: { reason: 'reconnected' } });
-    opened = true;
+    refusals = 0;
+    if (everOpened) dispatch({ topic: 'resync', data: { reason: 'reconnected' } });
+    everOpened = true;
   };
   es.onmessage = (e) => {
     let env;
@@ -209,6 +300,44 @@ function start() {
     }
     dispatch(env);
   };
+  // A refused stream (401 when signed out, or any other non-stream answer)
+  // is closed for good by the browser: find out why instead of looping.
+  es.onerror = () => {
+    if (es.readyState !== EventSource.CLOSED || source !== es) return;
+    source = null;
+    started = false;
+    whyRefused();
+  };
+}
+
+async function whyRefused() {
+  let signedIn = true;
+  try {
+    const st = await authState();
+    signedIn = !!(st && st.signedIn);
+  } catch {
+    // Unreachable: try the stream again later.
+  }
+  if (!signedIn) {
+    signedOut();
+    return;
+  }
+  refusals++;
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(() => {
+    if (listeners.size > 0 && !signedOutTold) start();
+  }, Math.min(60000, 1000 * 2 ** Math.min(refusals, 6)));
+}
+
+/** stopEvents closes the browser's event stream (after signing out). */
+export function stopEvents() {
+  clearTimeout(retryTimer);
+  if (source) {
+    const es = source;
+    source = null;
+    es.close();
+  }
+  if (!DESKTOP) started = false;
 }
 
 /**
