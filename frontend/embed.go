@@ -5,7 +5,9 @@
 // `lembas --serve`. index.html carries <meta name="lembas-transport"
 // content="http">, which the Go side rewrites to "desktop" in the desktop
 // app so that js/transport.js picks the Wails bridge. 404.html is
-// self-contained and uses absolute URLs, since it is served for any path.
+// self-contained and uses absolute URLs, since it is served for any path;
+// so is offline.html, which the service worker (sw.js, served at /sw.js so
+// that its scope is the whole site) shows when the server is unreachable.
 // Files under vendor/ are pinned by build/vendor.lock.json; check them with
 // `go run ./build/vendor verify`.
 package frontend
@@ -15,7 +17,7 @@ import (
 	"io/fs"
 )
 
-//go:embed index.html 404.html css js img vendor
+//go:embed index.html 404.html offline.html sw.js css js img vendor
 var files embed.FS
 
 // FS returns the frontend files, rooted at this directory (so "index.html",

@@ -1,0 +1,124 @@
+// sw.js — the service worker of the browser app (served at /sw.js, scope
+// "/"; registered by js/login.js only in a secure context and never in the
+// desktop app). It keeps the app shell — pages, styles, modules, images —
+// for when the server cannot be reached, and nothing else:
+//
+//   - /api/ is never touched: calls, the event stream, avatars, sign-in and
+//     everything per-user go straight to the network, as if there were no
+//     worker. So is any non-GET request and anything asking for
+//     text/event-stream.
+//   - Navigations go to the network first; offline, they get offline.html.
+//   - Shell files also go to the network first (the server asks browsers to
+//     revalidate every time, so that an upgrade never mixes two versions of
+//     the frontend); the cached copy is only for when it is unreachable.
+//
+// Bump VERSION when the list changes; old caches are deleted on activate.
+
+const VERSION = 'v1';
+const CACHE = `lembas-shell-${VERSION}`;
+const OFFLINE = '/offline.html';
+
+const SHELL = [
+  '/',
+  OFFLINE,
+  '/css/tokens.css',
+  '/css/app.css',
+  '/css/highlight.css',
+  '/vendor/htm-preact/standalone.module.js',
+  '/vendor/katex/katex.min.css',
+  '/js/account.js',
+  '/js/admin-access.js',
+  '/js/admin-groups.js',
+  '/js/admin-instance.js',
+  '/js/admin-users.js',
+  '/js/chat.js',
+  '/js/clipboard.js',
+  '/js/composer.js',
+  '/js/firstrun.js',
+  '/js/format.js',
+  '/js/frames.js',
+  '/js/html.js',
+  '/js/login.js',
+  '/js/main.js',
+  '/js/math.js',
+  '/js/messages.js',
+  '/js/modelpicker.js',
+  '/js/notify.js',
+  '/js/router.js',
+  '/js/settings-connections.js',
+  '/js/settings-models.js',
+  '/js/settings.js',
+  '/js/sidebar.js',
+  '/js/store.js',
+  '/js/theme.js',
+  '/js/transport.js',
+  '/js/trash.js',
+  '/js/ui.js',
+  '/img/favicon.svg',
+  '/img/mark.svg',
+  '/icons/icon-256.png',
+  '/icons/icon-512.png',
+  '/manifest.webmanifest',
+];
+
+self.addEventListener('install', (event) => {
+  // One missing file must not stop the worker from installing: add them
+  // one by one. Only offline.html is required.
+  event.waitUntil((async () => {
+    const cache = await caches.open(CACHE);
+    await Promise.all(SHELL.map((url) => cache.add(new Request(url, { cache: 'no-cache' })).catch(() => {})));
+    if (!(await cache.match(OFFLINE))) await cache.add(OFFLINE);
+    await self.skipWaiting();
+  })());
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil((async () => {
+    const names = await caches.keys();
+    await Promise.all(names.filter((n) => n.startsWith('lembas-shell-') && n !== CACHE).map((n) => caches.delete(n)));
+    await self.clients.claim();
+  })());
+});
+
+// ours reports whether the worker may answer this request at all.
+function ours(request, url) {
+  if (request.method !== 'GET') return false;
+  if (url.origin !== self.location.origin) return false;
+  if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return false;
+  if ((request.headers.get('Accept') || '').includes('text/event-stream')) return false;
+  if (url.pathname === '/sw.js') return false;
+  return true;
+}
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (!ours(request, url)) return; // the browser handles it as if we were not here
+
+  if (request.mode === 'navigate') {
+    event.respondWith((async () => {
+      try {
+        return await fetch(request);
+      } catch {
+        const cache = await caches.open(CACHE);
+        return (await cache.match(OFFLINE)) || Response.error();
+      }
+    })());
+    return;
+  }
+
+  event.respondWith((async () => {
+    const cache = await caches.open(CACHE);
+    try {
+      const response = await fetch(request);
+      if (response.ok && response.type === 'basic' && !url.search) {
+        cache.put(request, response.clone()).catch(() => {});
+      }
+      return response;
+    } catch (err) {
+      const cached = await cache.match(request, { ignoreSearch: true });
+      if (cached) return cached;
+      throw err;
+    }
+  })());
+});
