@@ -6,7 +6,7 @@
 // The only HTML from the server goes through html.js.
 
 import { html, render, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
-import { call, on, openExternal } from './transport.js';
+import { call, on, openExternal, isDesktop } from './transport.js';
 import { useRoute, navigate, hrefs, replaceRoute } from './router.js';
 import {
   getState, subscribe, refreshAll, refreshChats, refreshFolders, refreshModels, refreshConnections, markStreaming, chatSummary,
@@ -18,6 +18,10 @@ import { ChatView } from './chat.js';
 import { TrashView } from './trash.js';
 import { SettingsView } from './settings.js';
 import { DialogHost, ToastHost } from './ui.js';
+import { bootBrowser, registerServiceWorker } from './login.js';
+import { AccountChip } from './account.js';
+import { initWindow, whenWindowKnown, useWindow, QuickBar } from './quick.js';
+import { initShortcuts, ShortcutsHost } from './shortcuts.js';
 
 const THEMES = [
   { value: 'moria', label: 'Moria (dark)' },
@@ -211,6 +215,8 @@ function rememberChat(id) {
 function App() {
   const [theme, setTheme] = useState(currentTheme);
   const [sidebarOpen, setSidebarOpen] = useState(false);
+  const [sidebarHidden, setSidebarHidden] = useState(false);
+  const quick = useWindow().mode === 'quick';
   const narrow = useNarrow();
   const route = useRoute();
 
@@ -223,7 +229,8 @@ function App() {
           applyTheme(t);
           setTheme(t);
         }
-        reopenLastChat(prefs && prefs.lastChat);
+        // Quick chat opens its own chat instead.
+        whenWindowKnown().then((w) => w.mode !== 'quick' && reopenLastChat(prefs && prefs.lastChat));
       },
       (err) => console.warn('lembas: could not read preferences:', err.message),
     );
@@ -279,10 +286,23 @@ function App() {
     call('Prefs.Set', { theme: t }).catch((err) => console.warn('lembas: could not save the theme:', err.message));
   }, []);
 
+  // The sidebar shortcuts (shortcuts.js): slide it in on a phone, fold it
+  // away on a wide window.
+  useEffect(() => {
+    const onSidebar = (e) => {
+      const show = e.detail === 'show';
+      if (narrow) setSidebarOpen((v) => show || !v);
+      else setSidebarHidden((v) => !show && !v);
+    };
+    window.addEventListener('lembas:sidebar', onSidebar);
+    return () => window.removeEventListener('lembas:sidebar', onSidebar);
+  }, [narrow]);
+
   const open = narrow && sidebarOpen;
   const full = route.name === 'chat' || route.name === 'new';
   return html`
-    <div class=${'shell' + (open ? ' is-sidebar-open' : '')}>
+    <div class=${'shell' + (open ? ' is-sidebar-open' : '') + (quick ? ' is-quick' : '') + (sidebarHidden && !narrow ? ' is-sidebar-hidden' : '')}>
+      ${quick && html`<${QuickBar} route=${route} />`}
       <header class="topbar">
         <button type="button" id="sidebar-toggle" class="btn btn-ghost"
           aria-controls="sidebar" aria-expanded=${open ? 'true' : 'false'}
@@ -295,13 +315,15 @@ function App() {
         <${Brand} />
       </header>
       <${Sidebar} route=${route} brand=${html`<${Brand} />`}
-        footer=${html`<${ThemeControl} theme=${theme} onChange=${changeTheme} />`} />
+        footer=${html`<${AccountChip} active=${route.name === 'settings' && route.tab === 'account'} />
+          <${ThemeControl} theme=${theme} onChange=${changeTheme} />`} />
       <div class="scrim" aria-hidden="true" onClick=${() => setSidebarOpen(false)}></div>
       <main id="main" class=${'main' + (full ? ' main-chat' : '')}>
         <${Screen} route=${route} narrow=${narrow} />
       </main>
       <${ToastHost} />
       <${DialogHost} />
+      <${ShortcutsHost} />
     </div>`;
 }
 
@@ -309,19 +331,31 @@ function App() {
 
 guardDrops();
 guardLinks();
-wireEvents();
-
-// Self-test mode (LEMBAS_SELFTEST=1, set by the tests) runs selftest.js,
-// which reads the instance details from the About screen.
-call('App.Info').then((info) => {
-  if (info && info.selfTest === true) {
-    replaceRoute(hrefs.settings('about'));
-    import('./selftest.js')
-      .then((m) => m.run(info))
-      .catch((err) => console.error('lembas: self-test failed to run:', err));
-  }
-}, () => {});
+registerServiceWorker();
 
 const root = document.getElementById('app');
-root.textContent = '';
-render(html`<${App} />`, root);
+
+// startApp mounts the app; in a browser only once someone is signed in
+// (login.js shows the sign-in screen until then).
+function startApp() {
+  wireEvents();
+  initWindow();
+  initShortcuts();
+
+  // Self-test mode (LEMBAS_SELFTEST=1, set by the tests) runs selftest.js,
+  // which reads the instance details from the About screen.
+  call('App.Info').then((info) => {
+    if (info && info.selfTest === true) {
+      replaceRoute(hrefs.settings('about'));
+      import('./selftest.js')
+        .then((m) => m.run(info))
+        .catch((err) => console.error('lembas: self-test failed to run:', err));
+    }
+  }, () => {});
+
+  root.textContent = '';
+  render(html`<${App} />`, root);
+}
+
+if (isDesktop()) startApp();
+else bootBrowser(root, startApp);

@@ -3,11 +3,19 @@
 //   #/                        new chat
 //   #/chat/ID                 a chat
 //   #/trash                   trashed chats
+//   #/settings                the first settings tab the reader may see
 //   #/settings/connections    (…/new opens the add form)
 //   #/settings/models
+//   #/settings/users          (…/ID selects a user, …/new the create form)
+//   #/settings/groups, #/settings/permissions, #/settings/instance
+//   #/settings/account
+//   #/settings/keyboard, #/settings/desktop (the desktop app only)
 //   #/settings/about
 
 import { useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
+
+/** SETTINGS_TABS are the settings routes; which ones a reader sees is settings.js's business. */
+export const SETTINGS_TABS = ['connections', 'models', 'users', 'groups', 'permissions', 'instance', 'account', 'keyboard', 'desktop', 'about'];
 
 /** parse turns a location hash into a route object. */
 export function parse(hash) {
@@ -16,7 +24,7 @@ export function parse(hash) {
   if (parts[0] === 'chat' && /^\d+$/.test(parts[1] || '')) return { name: 'chat', id: Number(parts[1]) };
   if (parts[0] === 'trash') return { name: 'trash' };
   if (parts[0] === 'settings') {
-    const tab = ['connections', 'models', 'about'].includes(parts[1]) ? parts[1] : 'connections';
+    const tab = SETTINGS_TABS.includes(parts[1]) ? parts[1] : '';
     return { name: 'settings', tab, sub: parts[2] || '' };
   }
   return { name: 'new' };
@@ -26,7 +34,7 @@ export const hrefs = {
   newChat: '#/',
   chat: (id) => `#/chat/${id}`,
   trash: '#/trash',
-  settings: (tab = 'connections', sub = '') => `#/settings/${tab}${sub ? '/' + sub : ''}`,
+  settings: (tab = '', sub = '') => (tab ? `#/settings/${tab}${sub ? '/' + sub : ''}` : '#/settings'),
 };
 
 // One-shot intents carried alongside a navigation (not in the URL): which

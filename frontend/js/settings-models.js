@@ -9,6 +9,7 @@ import { useStore, refreshModels, refreshConnections, loadEfforts } from './stor
 import { Avatar, Badges, Icon, toast, toastError } from './ui.js';
 import { ParamFields, formFromParams, paramsFromForm } from './modelpicker.js';
 import { formatContext, formatNumber } from './format.js';
+import { ModelAccess } from './admin-access.js';
 
 const LIMIT = 50;
 
@@ -361,6 +362,7 @@ export function ModelsSettings() {
           <div class="models-detail-pane">
             <${ModelDetail} key=${selected.id + ':' + detailKey} model=${selected} efforts=${store.efforts}
               onSaved=${onSaved} onClose=${() => setSelected(null)} />
+            <${ModelAccess} key=${'access-' + selected.id} model=${selected} />
           </div>`}
       </div>
     </section>`;

@@ -1,37 +1,72 @@
-// settings.js — the settings screens: tabs for Connections, Models and
-// About (the instance details that used to be the home page).
+// settings.js — the settings screens. Administrators see the instance's
+// configuration (Connections, Models, Users, Groups, Permissions,
+// Instance); everyone sees Account and About. The server enforces the same
+// split: these tabs are hidden because a non-admin would only be refused.
 
 import { html, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
-import { call, ApiError } from './transport.js';
-import { hrefs } from './router.js';
+import { call, ApiError, isDesktop } from './transport.js';
+import { hrefs, replaceRoute } from './router.js';
 import { ConnectionsSettings } from './settings-connections.js';
 import { ModelsSettings } from './settings-models.js';
+import { AccountSettings, useMe } from './account.js';
+import { UsersSettings } from './admin-users.js';
+import { GroupsSettings } from './admin-groups.js';
+import { PermissionsSettings, InstanceSettings } from './admin-instance.js';
 import { formatBytes } from './format.js';
+import { ShortcutSettings } from './shortcuts.js';
+import { DesktopSettings } from './quick.js';
 
 const TABS = [
-  { id: 'connections', label: 'Connections' },
-  { id: 'models', label: 'Models' },
+  { id: 'connections', label: 'Connections', admin: true },
+  { id: 'models', label: 'Models', admin: true },
+  { id: 'users', label: 'Users', admin: true },
+  { id: 'groups', label: 'Groups', admin: true },
+  { id: 'permissions', label: 'Permissions', admin: true },
+  { id: 'instance', label: 'Instance', admin: true },
+  { id: 'account', label: 'Account' },
+  { id: 'keyboard', label: 'Keyboard' },
+  { id: 'desktop', label: 'Desktop', desktop: true },
   { id: 'about', label: 'About' },
 ];
 
 export function SettingsView({ tab, sub, narrow }) {
+  const { admin, ready } = useMe();
+  const tabs = TABS.filter((t) => (!t.admin || admin) && (!t.desktop || isDesktop()));
+  // No tab, or one this reader may not open: the first one they may.
+  const shown = tabs.some((t) => t.id === tab) ? tab : ready ? tabs[0].id : '';
   useEffect(() => {
-    const t = TABS.find((x) => x.id === tab);
+    if (ready && tab && shown !== tab) replaceRoute(hrefs.settings(shown));
+  }, [ready, tab, shown]);
+  // On a phone the tab bar scrolls sideways: keep the open tab in view.
+  useEffect(() => {
+    const a = document.querySelector('.tabs .tab.is-active');
+    if (a && typeof a.scrollIntoView === 'function') a.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [shown]);
+  useEffect(() => {
+    const t = TABS.find((x) => x.id === shown);
     document.title = `${t ? t.label : 'Settings'} · Settings · LLeMbas`;
-  }, [tab]);
+  }, [shown]);
   return html`
     <div class="page page-wide">
       <div class="page-head">
         <h1 class="page-title" tabindex="-1">Settings</h1>
       </div>
       <nav class="tabs" aria-label="Settings sections">
-        ${TABS.map((t) => html`
-          <a class=${'tab' + (t.id === tab ? ' is-active' : '')} href=${hrefs.settings(t.id)}
-            aria-current=${t.id === tab ? 'page' : undefined}>${t.label}</a>`)}
+        ${tabs.map((t) => html`
+          <a class=${'tab' + (t.id === shown ? ' is-active' : '')} href=${hrefs.settings(t.id)}
+            aria-current=${t.id === shown ? 'page' : undefined}>${t.label}</a>`)}
       </nav>
-      ${tab === 'connections' && html`<${ConnectionsSettings} sub=${sub} />`}
-      ${tab === 'models' && html`<${ModelsSettings} narrow=${narrow} />`}
-      ${tab === 'about' && html`<${InfoPanel} />`}
+      ${!shown && html`<p class="loading-line" role="status">Opening the doors…</p>`}
+      ${shown === 'connections' && html`<${ConnectionsSettings} sub=${sub} />`}
+      ${shown === 'models' && html`<${ModelsSettings} narrow=${narrow} />`}
+      ${shown === 'users' && html`<${UsersSettings} sub=${sub} narrow=${narrow} />`}
+      ${shown === 'groups' && html`<${GroupsSettings} sub=${sub} narrow=${narrow} />`}
+      ${shown === 'permissions' && html`<${PermissionsSettings} />`}
+      ${shown === 'instance' && html`<${InstanceSettings} />`}
+      ${shown === 'account' && html`<${AccountSettings} />`}
+      ${shown === 'keyboard' && html`<${ShortcutSettings} />`}
+      ${shown === 'desktop' && html`<${DesktopSettings} />`}
+      ${shown === 'about' && html`<${InfoPanel} />`}
     </div>`;
 }
 
@@ -96,6 +131,7 @@ function InfoCard({ info }) {
           <${Row} label="Database" id="info-dbpath" mono>${text(info.dbPath)}<//>
           <${Row} label="Database size" id="info-dbsize">${formatBytes(info.dbBytes)}<//>
           <${Row} label="Encryption key" id="info-keysource">${text(info.keySource)}<//>
+          ${info.trayStatus ? html`<${Row} label="Tray" id="info-tray">${String(info.trayStatus)}<//>` : null}
           <${Row} label="Build tags" id="info-buildtags"><${BuildTags} tags=${info.buildTags} /><//>
           <${Row} label="Row counts" id="info-rows"><${Counts} counts=${info.counts} /><//>
         </dl>
