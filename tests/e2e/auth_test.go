@@ -1,0 +1,424 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
+)
+
+// authPage is one Chromium tab on a server with accounts, driven the way a
+// person clicks and types.
+type authPage struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+	pe   *pageErrors
+	name string // for screenshots
+}
+
+func openAuthPage(t *testing.T, base, name string, w, h int64) *authPage {
+	t.Helper()
+	p := &authPage{t: t, ctx: harness.Browser(t), base: base, name: name}
+	p.pe = watchErrors(t, p.ctx)
+	p.do(chromedp.EmulateViewport(w, h))
+	return p
+}
+
+func (p *authPage) do(steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		p.shot("failure")
+		p.t.Fatal(err)
+	}
+}
+
+func (p *authPage) str(expr string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		p.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+func (p *authPage) bool(expr string) bool {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](expr))
+	if err != nil {
+		p.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// await evaluates an expression that yields a promise and returns what it
+// resolves to, as a string.
+func (p *authPage) await(expr string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// waitJS polls a condition. Signing in reloads the page, which ends a
+// poll in flight: that is retried until the deadline.
+func (p *authPage) waitJS(cond string) {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithDeadline(p.ctx, deadline)
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond))
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().Before(deadline) && navigatedAway(err) {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		p.shot("failure")
+		body, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		p.t.Fatalf("waiting for %s: %v\npage:\n%.3000s", cond, err, body)
+	}
+}
+
+func navigatedAway(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "navigated or closed") || strings.Contains(s, "context was destroyed") ||
+		strings.Contains(s, "Cannot find context")
+}
+
+// fill types text into the field matched by css, replacing its value.
+func (p *authPage) fill(css, text string) {
+	p.t.Helper()
+	p.do(chromedp.Click(chromedp.CSS(css)))
+	p.bool(fmt.Sprintf(`document.querySelector(%q).select(), true`, css))
+	if text == "" {
+		p.do(chromedp.SendKeys(chromedp.CSS(css), kb.Delete))
+		return
+	}
+	p.do(chromedp.SendKeys(chromedp.CSS(css), text))
+}
+
+func (p *authPage) click(css string) {
+	p.t.Helper()
+	p.do(chromedp.Click(chromedp.CSS(css)))
+}
+
+// clickText clicks the button or link inside scope (CSS) whose text is text.
+func (p *authPage) clickText(scope, text string) {
+	p.t.Helper()
+	p.do(chromedp.Click(chromedp.Search(fmt.Sprintf(
+		`//*[self::button or self::a][normalize-space(.)=%s][ancestor-or-self::*[contains(concat(' ', @class, ' '), ' %s ') or @id=%s]]`,
+		xq(text), scope, xq(scope)))))
+}
+
+func (p *authPage) shot(name string) string {
+	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		p.t.Logf("screenshot %s: %v", name, err)
+		return ""
+	}
+	f := filepath.Join(harness.ArtifactDir(p.t), "auth-"+p.name+"-"+name+".png")
+	if err := os.WriteFile(f, png, 0o644); err != nil {
+		p.t.Error(err)
+	}
+	p.t.Logf("screenshot %s", f)
+	return f
+}
+
+// theme switches the page's theme: before sign-in through the stored
+// choice theme.js reads, after it through the sidebar's control (which also
+// stores it for the account).
+func (p *authPage) theme(name string) {
+	p.t.Helper()
+	if p.bool(`!!document.querySelector('#theme-select')`) {
+		p.bool(fmt.Sprintf(`(() => { const s = document.querySelector('#theme-select'); s.value = %q;
+			return s.dispatchEvent(new Event('change', {bubbles: true})); })()`, name))
+	} else {
+		p.bool(fmt.Sprintf(`(localStorage.setItem('lembas.theme', %q), document.documentElement.dataset.theme = %q, true)`, name, name))
+	}
+	p.waitJS(fmt.Sprintf(`document.documentElement.dataset.theme === %q`, name))
+}
+
+const (
+	appShown   = `!!document.querySelector('#sidebar') && !document.querySelector('.auth')`
+	loginShown = `!!document.querySelector('#login-form') && document.activeElement && document.activeElement.id === 'login-username'`
+)
+
+// signIn fills the sign-in form and submits it.
+func (p *authPage) signIn(username, password string) {
+	p.t.Helper()
+	p.waitJS(`!!document.querySelector('#login-form')`)
+	p.fill("#login-username", username)
+	p.fill("#login-password", password)
+	p.click("#login-form button[type=submit]")
+}
+
+var viewports = []struct {
+	name string
+	w, h int64
+}{{"desktop", 1280, 860}, {"phone", 390, 844}}
+
+// TestAuthFirstAdminInBrowser creates the first account of a fresh server
+// through the page, signs out, fails with a wrong password, signs in, and
+// returns to the screen that was asked for.
+func TestAuthFirstAdminInBrowser(t *testing.T) {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	const password = "a long walk to Mordor"
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			_, base := harness.ServeBare(t, bin, t.TempDir(), "LEMBAS_INSTANCE_NAME=Bag End")
+			p := openAuthPage(t, base, "first-"+vp.name, vp.w, vp.h)
+			p.do(chromedp.Navigate(base + "/"))
+
+			p.waitJS(`!!document.querySelector('#signup-form')`)
+			if h := p.str(`document.querySelector('#auth-title').innerText`); h != "Create the administrator account" {
+				t.Errorf("sign-up heading %q", h)
+			}
+			if got := p.str(`document.querySelector('.auth-instance').innerText`); got != "Bag End" {
+				t.Errorf("instance name shown %q", got)
+			}
+			if p.bool(`!!document.querySelector('#auth-insecure')`) {
+				t.Error("the plain-HTTP warning shows on loopback")
+			}
+			if p.bool(`document.documentElement.scrollWidth > innerWidth + 1`) {
+				t.Error("the sign-up page scrolls sideways")
+			}
+			p.shot("signup")
+
+			// A password that differs from its repetition never leaves the page.
+			p.fill("#signup-username", "bilbo")
+			p.fill("#signup-display", "Bilbo Baggins")
+			p.fill("#signup-password", password)
+			p.fill("#signup-confirm", password+"!")
+			p.click("#signup-form button[type=submit]")
+			p.waitJS(`document.querySelector('#signup-error')?.innerText.includes('differ')`)
+			p.fill("#signup-confirm", password)
+			p.click("#signup-form button[type=submit]")
+			p.waitJS(appShown)
+			p.waitJS(`document.title.includes('LLeMbas') || document.title.includes('Bag End')`)
+
+			// The account is an administrator: the admin tabs show.
+			p.do(chromedp.Navigate(base + "/#/settings/account"))
+			p.waitJS(`document.querySelector('#account-username')?.innerText === 'bilbo'`)
+			tabs := p.str(`[...document.querySelectorAll('.tabs .tab')].map((a) => a.innerText).join(',')`)
+			for _, want := range []string{"Connections", "Users", "Groups", "Permissions", "Instance", "Account", "About"} {
+				if !strings.Contains(tabs, want) {
+					t.Errorf("tabs %q lack %s", tabs, want)
+				}
+			}
+			if !p.bool(`[...document.querySelectorAll('#account-profile .badge')].some((b) => b.innerText === 'Administrator')`) {
+				t.Error("the first account is not shown as an administrator")
+			}
+
+			// Sign out: back to the sign-in form.
+			p.click("#account-signout")
+			p.waitJS(loginShown)
+
+			// A wrong password is refused with the reason, announced.
+			p.signIn("bilbo", "not the password at all")
+			p.waitJS(`document.querySelector('#login-error')?.innerText.includes('Wrong username or password')`)
+			if role := p.str(`document.querySelector('#login-error').getAttribute('role')`); role != "alert" {
+				t.Errorf("the error's role is %q, want alert", role)
+			}
+			if v := p.str(`document.querySelector('#login-password').value`); v != "" {
+				t.Error("the refused password stays in the field")
+			}
+			p.shot("wrong-password")
+
+			// Signing in from a deep link returns to it (the navigation
+			// only changes the hash: the sign-in form stays).
+			p.do(chromedp.Navigate(base + "/#/settings/about"))
+			p.waitJS(`!!document.querySelector('#login-form') && location.hash === '#/settings/about'`)
+			p.signIn("bilbo", password)
+			p.waitJS(appShown)
+			p.waitJS(`location.hash === '#/settings/about' && !!document.querySelector('#info-version')`)
+			p.pe.check(t, "401 (Unauthorized)")
+		})
+	}
+}
+
+// TestAuthEachUserSeesOwnChats signs two people in, in two browsers, and
+// checks that each sidebar lists only that person's chats.
+func TestAuthEachUserSeesOwnChats(t *testing.T) {
+	harness.Require(t, "chromium")
+	llm := fakellm.New(t)
+	llm.SetDefault(noAutoTitles())
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	_, base := harness.Serve(t, bin, t.TempDir())
+	admin := harness.Login(t, base, "admin", harness.AdminPassword)
+	harness.APIAs(t, admin, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": llm.URL(), "enabled": true})
+	harness.APIAs(t, admin, base, "Admin.CreateUser", nil, map[string]any{
+		"username": "frodo", "displayName": "Frodo Baggins", "password": "the ring is mine, precious", "admin": false})
+	frodo := harness.Login(t, base, "frodo", "the ring is mine, precious")
+
+	send := func(c *http.Client, text string) {
+		var models []struct{ ID int }
+		harness.APIAs(t, c, base, "Models.Picker", &models)
+		if len(models) == 0 {
+			t.Fatal("no models for this user")
+		}
+		harness.APIAs(t, c, base, "Chats.Send", nil, map[string]any{"modelId": models[0].ID, "content": text})
+	}
+	send(admin, "Bilbo plans a party")
+	send(frodo, "Frodo keeps a secret")
+
+	pages := map[string]*authPage{}
+	for _, who := range []struct{ user, pass, vp string }{
+		{"admin", harness.AdminPassword, "desktop"}, {"frodo", "the ring is mine, precious", "phone"},
+	} {
+		w, h := int64(1280), int64(860)
+		if who.vp == "phone" {
+			w, h = 390, 844
+		}
+		p := openAuthPage(t, base, "chats-"+who.user, w, h)
+		harness.BrowserLogin(t, p.ctx, base, who.user, who.pass)
+		p.do(chromedp.Navigate(base + "/"))
+		p.waitJS(appShown)
+		pages[who.user] = p
+	}
+	titles := `[...document.querySelectorAll('#sidebar .chat-link-title')].map((e) => e.textContent).join('|')`
+	pages["admin"].waitJS(`document.querySelectorAll('#sidebar .chat-link-title').length > 0`)
+	pages["frodo"].waitJS(`document.querySelectorAll('#sidebar .chat-link-title').length > 0`)
+	if got := pages["admin"].str(titles); !strings.Contains(got, "Bilbo plans") || strings.Contains(got, "Frodo") {
+		t.Errorf("admin's sidebar: %q", got)
+	}
+	if got := pages["frodo"].str(titles); !strings.Contains(got, "Frodo keeps") || strings.Contains(got, "Bilbo") {
+		t.Errorf("frodo's sidebar: %q", got)
+	}
+
+	// A member sees Account and About, none of the administration.
+	f := pages["frodo"]
+	f.do(chromedp.Navigate(base + "/#/settings/users"))
+	f.waitJS(`location.hash === '#/settings/account' && !!document.querySelector('#account-username')`)
+	if tabs := f.str(`[...document.querySelectorAll('.tabs .tab')].map((a) => a.innerText).join(',')`); strings.Contains(tabs, "Users") || strings.Contains(tabs, "Connections") {
+		t.Errorf("a member sees the tabs %q", tabs)
+	}
+
+	// The administrator disables frodo: his open page falls back to the
+	// sign-in form on its next call, keeping where he was.
+	var users struct {
+		Users []struct {
+			ID       int
+			Username string
+		}
+	}
+	harness.APIAs(t, admin, base, "Admin.Users", &users, map[string]any{"query": "frodo", "status": "", "offset": 0, "limit": 10})
+	if len(users.Users) != 1 {
+		t.Fatalf("Admin.Users: %+v", users)
+	}
+	harness.APIAs(t, admin, base, "Admin.SetStatus", nil, users.Users[0].ID, "disabled")
+	f.do(chromedp.Navigate(base + "/#/settings/about"))
+	f.waitJS(`!!document.querySelector('#login-form')`)
+	if h := f.str(`location.hash`); h != "#/settings/about" {
+		t.Errorf("after the session ended the hash is %q", h)
+	}
+	f.signIn("frodo", "the ring is mine, precious")
+	f.waitJS(`/disabled/i.test(document.querySelector('#login-error')?.innerText ?? '')`)
+	for _, p := range pages {
+		p.pe.check(t, "401 (Unauthorized)", "403 (Forbidden)")
+	}
+}
+
+// TestAuthApproval asks for an account on a server in approval mode, is
+// told to wait, is approved by the administrator in another browser, and
+// signs in.
+func TestAuthApproval(t *testing.T) {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	_, base := harness.Serve(t, bin, t.TempDir())
+	admin := harness.Login(t, base, "admin", harness.AdminPassword)
+	harness.APIAs(t, admin, base, "Admin.SetSettings", nil, map[string]any{"signUpMode": "approval"})
+	const password = "second breakfast please"
+
+	p := openAuthPage(t, base, "approval-phone", 390, 844)
+	p.do(chromedp.Navigate(base + "/"))
+	p.waitJS(loginShown)
+	p.click("#auth-to-signup")
+	p.waitJS(`!!document.querySelector('#signup-form')`)
+	if h := p.str(`document.querySelector('#auth-title').innerText`); h != "Create account" {
+		t.Errorf("sign-up heading %q", h)
+	}
+	p.fill("#signup-username", "pippin")
+	p.fill("#signup-password", password)
+	p.fill("#signup-confirm", password)
+	p.click("#signup-form button[type=submit]")
+	p.waitJS(`document.querySelector('#auth-pending')?.innerText.includes("waiting for an administrator's approval")`)
+	p.shot("pending")
+	p.clickText("auth-pending", "Back to sign in")
+	p.signIn("pippin", password)
+	p.waitJS(`/approv/i.test(document.querySelector('#login-error')?.innerText ?? '')`)
+
+	a := openAuthPage(t, base, "approval-admin", 1280, 860)
+	harness.BrowserLogin(t, a.ctx, base, "admin", harness.AdminPassword)
+	a.do(chromedp.Navigate(base + "/#/settings/users"))
+	a.waitJS(`!!document.querySelector('#users-pending-note')`)
+	a.waitJS(`[...document.querySelectorAll('#users-list .user-row')].some((r) => r.innerText.includes('pippin'))`)
+	a.do(chromedp.Click(chromedp.Search(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//button[normalize-space(.)='Approve']`)))
+	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('can sign in now'))`)
+	a.waitJS(`!document.querySelector('#users-pending-note')`)
+
+	p.signIn("pippin", password)
+	p.waitJS(appShown)
+	p.pe.check(t, "401 (Unauthorized)", "403 (Forbidden)")
+	a.pe.check(t)
+}
+
+// TestAuthPWA checks the manifest, the service worker's registration and
+// scope, and the offline page it shows once the server is gone.
+func TestAuthPWA(t *testing.T) {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	proc, base := harness.Serve(t, bin, t.TempDir(), "LEMBAS_INSTANCE_NAME=Bag End")
+	p := openAuthPage(t, base, "pwa", 1280, 860)
+	harness.BrowserLogin(t, p.ctx, base, "admin", harness.AdminPassword)
+	p.do(chromedp.Navigate(base + "/"))
+	p.waitJS(appShown)
+
+	if href := p.str(`document.querySelector('link[rel=manifest]')?.getAttribute('href') ?? ''`); href != "/manifest.webmanifest" {
+		t.Errorf("manifest link %q", href)
+	}
+	if name := p.await(`fetch('/manifest.webmanifest').then((r) => r.json()).then((m) => m.name)`); !strings.Contains(name, "Bag End") {
+		t.Errorf("manifest name %q", name)
+	}
+	if !p.bool(`window.isSecureContext`) {
+		t.Fatal("http://127.0.0.1 is not a secure context here")
+	}
+	scope := p.await(`navigator.serviceWorker.ready.then((r) => r.scope)`)
+	if scope != base+"/" {
+		t.Errorf("service worker scope %q, want %q", scope, base+"/")
+	}
+
+	// Under the worker's control, the API and the event stream still work.
+	p.do(chromedp.Navigate(base + "/#/settings/account"))
+	p.waitJS(`!!navigator.serviceWorker.controller`)
+	p.waitJS(`document.querySelector('#account-username')?.innerText === 'admin'`)
+	if got := p.await(`fetch('/api/Account.Me', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '[]'}).then((r) => r.json()).then((m) => m.username)`); got != "admin" {
+		t.Errorf("Account.Me under the worker: %q", got)
+	}
+
+	// The server goes away: a navigation gets the offline page.
+	proc.Kill()
+	p.do(chromedp.Navigate(base + "/"))
+	p.waitJS(`document.body.textContent.includes('The server cannot be reached')`)
+	p.shot("offline")
+	p.pe.check(t, "Failed to load resource", "ERR_CONNECTION_REFUSED", "lembas:")
+}
