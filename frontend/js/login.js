@@ -200,9 +200,12 @@ function SignInForm({ state, reason, onSignedIn, onCreate }) {
         </div>
         <${PasswordField} id="login-password" label="Password" value=${password} onInput=${setPassword} autocomplete="current-password" />
         <div class="auth-error" aria-live="assertive">
-          ${error && html`<p class="error-note" role="alert" id="login-error" key=${error.n}>
-            ${error.kind === 'rate_limited' && left > 0 ? `Too many attempts; try again in ${left} ${left === 1 ? 'second' : 'seconds'}.` : error.text}
-          </p>`}
+          ${error && error.kind !== 'rate_limited' && html`<p class="error-note" role="alert" id="login-error" key=${error.n}>${error.text}</p>`}
+          ${error && error.kind === 'rate_limited' && html`
+            <p class="error-note" role="alert" id="login-error" key=${error.n}>
+              <span class="visually-hidden">${error.text}</span>
+              <span aria-hidden="true">${left > 0 ? `Too many attempts; try again in ${left} ${left === 1 ? 'second' : 'seconds'}.` : 'You can try again now.'}</span>
+            </p>`}
         </div>
         <button type="submit" class="btn btn-primary auth-submit" disabled=${busy || left > 0}>${busy ? 'Signing in…' : 'Sign in'}</button>
       </form>

@@ -422,3 +422,37 @@ func TestAuthPWA(t *testing.T) {
 	p.shot("offline")
 	p.pe.check(t, "Failed to load resource", "ERR_CONNECTION_REFUSED", "lembas:")
 }
+
+// TestAuthRateLimit spends the sign-in attempts the server allows and
+// checks that the form says how long to wait and holds its button until then.
+func TestAuthRateLimit(t *testing.T) {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	_, base := harness.Serve(t, bin, t.TempDir())
+	p := openAuthPage(t, base, "ratelimit-phone", 390, 844)
+	p.do(chromedp.Navigate(base + "/"))
+	p.waitJS(loginShown)
+	// Spend the burst without the form, then try once more with it.
+	statuses := p.await(`(async () => { const out = [];
+		for (let i = 0; i < 12; i++) {
+			const r = await fetch('/api/auth/login', {method: 'POST', headers: {'Content-Type': 'application/json'},
+				body: JSON.stringify({username: 'gollum', password: 'not the password ' + i})});
+			out.push(r.status);
+			if (r.status === 429) break;
+		}
+		return out.join(','); })()`)
+	if !strings.HasSuffix(statuses, "429") {
+		t.Fatalf("the server never limited sign-ins: %s", statuses)
+	}
+	p.signIn("gollum", "my precious, my precious")
+	// The visible count goes down; what was announced stays as it was.
+	p.waitJS(`/^Too many attempts; try again in \d+ seconds?\.$/.test(document.querySelector('#login-error [aria-hidden]')?.innerText.trim() ?? '')`)
+	if a := p.str(`document.querySelector('#login-error .visually-hidden')?.textContent ?? ''`); !strings.HasPrefix(a, "Too many attempts") {
+		t.Errorf("announced %q", a)
+	}
+	if !p.bool(`document.querySelector('#login-form button[type=submit]').disabled`) {
+		t.Error("the sign-in button stays enabled while the server refuses")
+	}
+	p.shot("limited")
+	p.pe.check(t, "401 (Unauthorized)", "429 (Too Many Requests)")
+}
