@@ -27,3 +27,7 @@ type GroupID int64
 // SessionID is the short public id of a sign-in session (a prefix of its
 // token's hash, never the token).
 type SessionID string
+
+// AttachmentID identifies an uploaded file (an attachment of a message, or
+// an upload not yet sent).
+type AttachmentID int64

@@ -167,7 +167,7 @@ func (db *DB) CreateChat(ctx context.Context, user ids.UserID, nc NewChat, first
 			return fmt.Errorf("insert chat: %w", err)
 		}
 		id, _ := res.LastInsertId()
-		if msg, err = insertMessage(ctx, tx, ids.ChatID(id), first, now); err != nil {
+		if msg, err = insertMessage(ctx, tx, user, ids.ChatID(id), first, now); err != nil {
 			return err
 		}
 		chat, err = chatByID(ctx, tx, user, ids.ChatID(id))
@@ -350,8 +350,10 @@ func (db *DB) updateOwnChat(ctx context.Context, user ids.UserID, id ids.ChatID,
 // trigger exactly as it entered and none is re-indexed on the way out.
 func (db *DB) EmptyTrash(ctx context.Context, user ids.UserID, olderThan int64) (int, error) {
 	var n int
+	var files []string
 	err := db.WriteTx(ctx, func(tx *sql.Tx) error {
-		if _, err := deleteMessagesNewestFirst(ctx, tx, `
+		files = files[:0]
+		if _, err := deleteMessagesNewestFirst(ctx, tx, &files, `
 			SELECT m.id FROM chats c JOIN messages m ON m.chat_id = c.id
 			WHERE c.user_id = ? AND c.deleted_at IS NOT NULL AND c.deleted_at <= ?
 			ORDER BY m.id DESC`, user, olderThan); err != nil {
@@ -365,5 +367,8 @@ func (db *DB) EmptyTrash(ctx context.Context, user ids.UserID, olderThan int64) 
 		n = int(c)
 		return nil
 	})
+	if err == nil {
+		db.release(files)
+	}
 	return n, err
 }

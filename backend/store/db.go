@@ -26,6 +26,9 @@ type DB struct {
 	path string
 	w    *sql.DB
 	r    *sql.DB
+	// released is told the storage names of attachments whose rows went
+	// with their messages (see OnFilesReleased).
+	released func(storageNames []string)
 }
 
 var pragmas = []string{

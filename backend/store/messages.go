@@ -70,6 +70,10 @@ type Message struct {
 	Metrics    json.RawMessage
 	CreatedAt  int64
 	UpdatedAt  int64
+	// Attachments are uploads of the chat's user bound to the message
+	// when it is inserted (unbound ones of theirs only; any other id is
+	// ErrNotFound). They are not read back: see AttachmentsOf.
+	Attachments []ids.AttachmentID
 }
 
 // MessageUpdate is the state of a reply being generated, as the generation
@@ -129,7 +133,7 @@ func ownsChat(ctx context.Context, q queryRower, user ids.UserID, id ids.ChatID)
 
 // insertMessage appends m to chat, after its current last message, and
 // bumps the chat's updated_at. The caller has checked ownership.
-func insertMessage(ctx context.Context, tx *sql.Tx, chat ids.ChatID, m Message, now int64) (Message, error) {
+func insertMessage(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.ChatID, m Message, now int64) (Message, error) {
 	if m.Role == "" {
 		m.Role = RoleUser
 	}
@@ -158,6 +162,9 @@ func insertMessage(ctx context.Context, tx *sql.Tx, chat ids.ChatID, m Message, 
 		return Message{}, fmt.Errorf("touch chat %d: %w", chat, err)
 	}
 	id, _ := res.LastInsertId()
+	if err := bindAttachments(ctx, tx, user, ids.MessageID(id), m.Attachments); err != nil {
+		return Message{}, err
+	}
 	return scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages m WHERE m.id = ?`, id))
 }
 
@@ -171,7 +178,7 @@ func (db *DB) AddMessage(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 			return err
 		}
 		var err error
-		out, err = insertMessage(ctx, tx, chat, m, nowMillis())
+		out, err = insertMessage(ctx, tx, user, chat, m, nowMillis())
 		return err
 	})
 	return out, err
@@ -263,7 +270,11 @@ func (db *DB) ChatPath(ctx context.Context, user ids.UserID, chat ids.ChatID) ([
 // child would make parent_id's ON DELETE SET NULL update the child, and
 // every update of a final message re-indexes it in the full-text index
 // only for the row to be deleted next.
-func deleteMessagesNewestFirst(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
+//
+// The attachments of the doomed messages are deleted with them, and their
+// storage names appended to *files, so that the caller can remove the
+// files once the transaction has committed.
+func deleteMessagesNewestFirst(ctx context.Context, tx *sql.Tx, files *[]string, query string, args ...any) (int, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
@@ -284,6 +295,11 @@ func deleteMessagesNewestFirst(ctx context.Context, tx *sql.Tx, query string, ar
 	if len(doomed) == 0 {
 		return 0, nil
 	}
+	names, err := deleteAttachmentsOf(ctx, tx, doomed)
+	if err != nil {
+		return 0, err
+	}
+	*files = append(*files, names...)
 	stmt, err := tx.PrepareContext(ctx, `DELETE FROM messages WHERE id = ?`)
 	if err != nil {
 		return 0, err
@@ -302,7 +318,9 @@ func deleteMessagesNewestFirst(ctx context.Context, tx *sql.Tx, query string, ar
 // message rewinds the chat to it. It returns how many were deleted.
 func (db *DB) DeleteMessagesAfter(ctx context.Context, user ids.UserID, chat ids.ChatID, messageID ids.MessageID) (int, error) {
 	var n int
+	var files []string
 	err := db.WriteTx(ctx, func(tx *sql.Tx) error {
+		files = files[:0]
 		if err := ownsChat(ctx, tx, user, chat); err != nil {
 			return err
 		}
@@ -314,13 +332,16 @@ func (db *DB) DeleteMessagesAfter(ctx context.Context, user ids.UserID, chat ids
 			return fmt.Errorf("message %d: %w", messageID, ErrNotFound)
 		}
 		var err error
-		n, err = deleteMessagesNewestFirst(ctx, tx,
+		n, err = deleteMessagesNewestFirst(ctx, tx, &files,
 			`SELECT id FROM messages WHERE chat_id = ? AND id > ? ORDER BY id DESC`, chat, messageID)
 		if err != nil {
 			return fmt.Errorf("rewind chat %d: %w", chat, err)
 		}
 		return nil
 	})
+	if err == nil {
+		db.release(files)
+	}
 	return n, err
 }
 

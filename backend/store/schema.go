@@ -235,6 +235,58 @@ var Current = Schema{
 				{Name: "model_access_group", On: "model_access(group_id)"},
 			},
 		},
+		{
+			// attachments are uploaded files. An upload is unbound
+			// (message_id NULL) and belongs to its uploader until they send
+			// it with a message; unbound rows are swept after a day. The
+			// bytes live in <data dir>/files/<storage_name>, a random name
+			// (attach.StorageName), never the user's name; text holds what
+			// was extracted once at upload (PDF, text files).
+			Name: "attachments",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "user_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "message_id", Type: "INTEGER REFERENCES messages(id) ON DELETE CASCADE"},
+				{Name: "kind", Type: "TEXT NOT NULL"},
+				{Name: "mime", Type: "TEXT NOT NULL"},
+				{Name: "display_name", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "storage_name", Type: "TEXT NOT NULL"},
+				{Name: "size", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "text", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "note", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "width", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "height", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "position", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{
+				{Name: "attachments_message", On: "attachments(message_id, position)"},
+				{Name: "attachments_user", On: "attachments(user_id, message_id)"},
+				{Name: "attachments_storage", On: "attachments(storage_name)", Unique: true},
+			},
+		},
+		{
+			// audio_settings are the speech-to-text and text-to-speech
+			// endpoints (OpenAI-shaped /v1/audio/*): user_id NULL is the
+			// instance's (set by an admin, may be on the LAN), a user's row
+			// overrides it and is reached only through the SSRF-guarded
+			// client. Keys are Fernet tokens.
+			Name: "audio_settings",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "user_id", Type: "INTEGER REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "stt_url", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "stt_key_enc", Type: "TEXT NOT NULL DEFAULT ''", Secret: true},
+				{Name: "stt_model", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "tts_url", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "tts_key_enc", Type: "TEXT NOT NULL DEFAULT ''", Secret: true},
+				{Name: "tts_model", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "tts_voice", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "voices", Type: "TEXT NOT NULL DEFAULT '[]'"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "audio_settings_user", On: "audio_settings(user_id)"}},
+		},
 	},
 	FTS: []FTS{
 		{Name: "messages_fts", Table: "messages", RowID: "id", Columns: []string{"content"},
