@@ -43,6 +43,9 @@ type Deps struct {
 	Gen    *generation.Service
 	Render *render.Renderer
 
+	// Sharer runs the household server from the desktop app; nil elsewhere.
+	Sharer Sharer
+
 	// Accounts, Sessions and Perms are the account services (backend/auth).
 	Accounts *auth.Accounts
 	Sessions *auth.Sessions
@@ -59,6 +62,7 @@ func RegisterAll(d *Dispatcher, deps Deps) {
 	d.Register("Folders", &Folders{deps})
 	d.Register("Account", &Account{deps})
 	d.Register("Admin", &Admin{deps})
+	d.Register("Sharing", &Sharing{deps})
 	if deps.SelfTest {
 		d.Register("Diag", &Diag{deps})
 	}

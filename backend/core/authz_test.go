@@ -130,6 +130,9 @@ func authzCalls(llmURL string) map[string]authzCall {
 			return []any{map[string]any{"lastChat": s.Chat, "defaultModel": s.Model, "quickChat": s.Chat}}
 		}},
 
+		"Sharing.Status":            {args: authzNone},
+		"Sharing.Start":             {args: authzNone},
+		"Sharing.Stop":              {args: authzNone},
 		"Account.Me":                {args: authzNone},
 		"Account.Sessions":          {args: authzNone},
 		"Account.SignOutEverywhere": {args: authzNone},

@@ -16,6 +16,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,8 @@ type Options struct {
 	Notify func(title, body string) error
 	// TrayStatus says whether the tray icon is registered (desktop only).
 	TrayStatus func() string
+	// Sharer runs the household server from the desktop app (desktop only).
+	Sharer api.Sharer
 	// LLM and Generation tune the endpoint client and replies (tests
 	// shorten timeouts); zero values are the defaults.
 	LLM        llm.Options
@@ -229,6 +232,7 @@ func (c *Core) open(ctx context.Context) error {
 		OpenURL:    c.opt.OpenURL,
 		Notify:     c.opt.Notify,
 		TrayStatus: c.opt.TrayStatus,
+		Sharer:     c.opt.Sharer,
 		SelfTest:   cfg.SelfTest,
 		Chat:       c.Chat,
 		Gen:        c.Gen,
@@ -264,7 +268,10 @@ func (c *Core) OwnerCaller() api.Caller {
 // Handler builds the shared http.Handler. desktop selects the desktop mount
 // (the bridge transport, acting as the owner, no Host check); otherwise the
 // handler is for a listening socket, where every caller signs in.
-func (c *Core) Handler(desktop bool) (http.Handler, error) {
+//
+// extraHosts are Host names accepted besides the configured ones (the
+// desktop's machine name when it shares the app).
+func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error) {
 	opt := httpapi.Options{
 		Dispatcher:   c.Dispatcher,
 		Bus:          c.Bus,
@@ -272,7 +279,7 @@ func (c *Core) Handler(desktop bool) (http.Handler, error) {
 		Log:          c.Log,
 		Desktop:      desktop,
 		CheckHost:    !desktop,
-		AllowedHosts: c.Config.AllowedHosts,
+		AllowedHosts: append(slices.Clone(c.Config.AllowedHosts), extraHosts...),
 		InstanceName: func(ctx context.Context) string {
 			name, _, _ := c.DB.Setting(ctx, api.SettingInstanceName)
 			return name
