@@ -251,6 +251,17 @@ func TestAuthFirstAdminInBrowser(t *testing.T) {
 			p.signIn("bilbo", password)
 			p.waitJS(appShown)
 			p.waitJS(`location.hash === '#/settings/about' && !!document.querySelector('#info-version')`)
+
+			// Sign out everywhere ends this session too, after a confirmation.
+			p.do(chromedp.Navigate(base + "/#/settings/account"))
+			p.waitJS(`!!document.querySelector('#account-signout-all')`)
+			p.click("#account-signout-all")
+			p.waitJS(`!!document.querySelector('dialog[open]')`)
+			p.clickText("dialog", "Sign out everywhere")
+			p.waitJS(`!!document.querySelector('#login-form')`)
+			if n := p.str(`String(document.cookie.includes('lembas_session'))`); n != "false" {
+				t.Error("the session cookie is readable by the page")
+			}
 			p.pe.check(t, "401 (Unauthorized)")
 		})
 	}
@@ -311,6 +322,32 @@ func TestAuthEachUserSeesOwnChats(t *testing.T) {
 	f.waitJS(`location.hash === '#/settings/account' && !!document.querySelector('#account-username')`)
 	if tabs := f.str(`[...document.querySelectorAll('.tabs .tab')].map((a) => a.innerText).join(',')`); strings.Contains(tabs, "Users") || strings.Contains(tabs, "Connections") {
 		t.Errorf("a member sees the tabs %q", tabs)
+	}
+
+	// The administrator keeps the model for himself, on the Models page:
+	// frodo's picker no longer offers it.
+	a := pages["admin"]
+	a.do(chromedp.Navigate(base + "/#/settings/models"))
+	a.click(".model-row-main")
+	a.waitJS(`!!document.querySelector('#model-access input[type=radio]')`)
+	a.click("#model-access input[type=radio][id$='-chosen']")
+	a.do(chromedp.Click(chromedp.Search(`//section[@id='model-access']//label[.//*[normalize-space(.)='@admin']]/input`)))
+	a.clickText("model-access", "Save access")
+	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Only the chosen people'))`)
+	var access struct {
+		Everyone bool
+		Users    []int
+	}
+	var picked []struct{ ID int }
+	harness.APIAs(t, admin, base, "Models.Picker", &picked)
+	harness.APIAs(t, admin, base, "Admin.ModelAccess", &access, picked[0].ID)
+	if access.Everyone || len(access.Users) != 1 {
+		t.Errorf("model access after saving: %+v", access)
+	}
+	var frodoModels []struct{ ID int }
+	harness.APIAs(t, frodo, base, "Models.Picker", &frodoModels)
+	if len(frodoModels) != 0 {
+		t.Errorf("frodo still sees %d models", len(frodoModels))
 	}
 
 	// The administrator disables frodo: his open page falls back to the
@@ -378,6 +415,28 @@ func TestAuthApproval(t *testing.T) {
 
 	p.signIn("pippin", password)
 	p.waitJS(appShown)
+
+	// The administrator puts pippin in a new group that may see every model.
+	a.do(chromedp.Navigate(base + "/#/settings/groups"))
+	a.click("#groups-create")
+	a.waitJS(`!!document.querySelector('#group-new-name')`)
+	a.fill("#group-new-name", "Hobbits")
+	a.click("#group-new-perm-models-view-all")
+	a.do(chromedp.Click(chromedp.Search(`//form[@id='group-form']//label[.//*[normalize-space(.)='@pippin']]/input`)))
+	a.click("#group-form button[type=submit]")
+	a.waitJS(`[...document.querySelectorAll('#groups-list .model-row-name')].some((e) => e.textContent === 'Hobbits')`)
+	a.waitJS(`/^#\/settings\/groups\/\d+$/.test(location.hash)`)
+	var groups []struct {
+		Name        string
+		Permissions []string
+		Members     []int
+	}
+	harness.APIAs(t, admin, base, "Admin.Groups", &groups)
+	if len(groups) != 1 || groups[0].Name != "Hobbits" || len(groups[0].Members) != 1 ||
+		len(groups[0].Permissions) != 1 || groups[0].Permissions[0] != "models.view_all" {
+		t.Errorf("groups after creating one: %+v", groups)
+	}
+	a.shot("group")
 	p.pe.check(t, "401 (Unauthorized)", "403 (Forbidden)")
 	a.pe.check(t)
 }
