@@ -11,6 +11,15 @@ go test -run '^$' -bench . -benchmem -count 3 \
 # the real server (skipped without Chromium, so its figure reads n/a).
 go test -run '^$' -bench LongChatOpen -count 3 ./tests/e2e | tee -a "$out"
 
+# The desktop app under Xvfb (skipped without it, so its figures read n/a):
+# from exec to the window drawing the last chat's messages, three starts per
+# run; then PSS (/proc/PID/smaps_rollup) of the app, WebKitWebProcess and
+# WebKitNetworkProcess after start and after 200 replies streamed through
+# the window's own composer, and of the headless server likewise. One run
+# of the memory benchmarks: each streams 200 replies (about 1.5 minutes).
+go test -run '^$' -bench 'DesktopStart' -benchtime 3x -count 3 ./tests/desktop | tee -a "$out"
+go test -run '^$' -bench 'DesktopMemory|ServeMemory' -benchtime 1x -count 1 ./tests/desktop | tee -a "$out"
+
 # median NAME COLUMN-UNIT: the median of the value before UNIT on the
 # benchmark's lines.
 median() {
@@ -34,6 +43,15 @@ echo "figure follower_bytes_ratio $(median FollowerBytes/coalesced follower_byte
 echo "figure search_p95_ms_100k $(median Search100k p95_ms) ms"
 echo "figure search_speedup_vs_like $(median Search100k speedup_vs_like) x"
 echo "figure long_chat_open_ratio $(median LongChatOpen long_chat_open_ratio) x"
+echo "figure desktop_start_ms $(median DesktopStart ms/start) ms"
+echo "figure desktop_pss_mb $(median DesktopMemory total_start_mb) MB"
+echo "figure desktop_pss_app_mb $(median DesktopMemory app_start_mb) MB"
+echo "figure desktop_pss_webprocess_mb $(median DesktopMemory web_start_mb) MB"
+echo "figure desktop_pss_networkprocess_mb $(median DesktopMemory network_start_mb) MB"
+echo "figure desktop_pss_after_200_replies_mb $(median DesktopMemory total_end_mb) MB"
+echo "figure desktop_pss_growth_pct $(median DesktopMemory growth_pct) %"
+echo "figure serve_pss_mb $(median ServeMemory app_start_mb) MB"
+echo "figure serve_pss_after_200_replies_mb $(median ServeMemory app_end_mb) MB"
 
 # Streaming under load: 50 replies at 100 tokens/s each against the real
 # server binary (build/loadtool), median of three runs. The per-run details

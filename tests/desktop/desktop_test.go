@@ -146,7 +146,7 @@ func besideRunningApp(t *testing.T, bin string, env []string, app *harness.Proc,
 
 // seedConnection adds a connection to the fake endpoint, as the settings
 // page would, before the app starts.
-func seedConnection(t *testing.T, dataDir, url string) {
+func seedConnection(t testing.TB, dataDir, url string) {
 	t.Helper()
 	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
 	cfg.DataDir, cfg.NoKeychain = dataDir, true
