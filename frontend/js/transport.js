@@ -300,6 +300,15 @@ function start() {
     }
     dispatch(env);
   };
+  // The server ends the stream of a session revoked (or a user disabled)
+  // since it began with this event: the session is gone.
+  es.addEventListener('signed-out', () => {
+    if (source !== es) return;
+    source = null;
+    started = false;
+    es.close();
+    signedOut();
+  });
   // A refused stream (401 when signed out, or any other non-stream answer)
   // is closed for good by the browser: find out why instead of looping.
   es.onerror = () => {

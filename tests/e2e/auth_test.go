@@ -76,11 +76,16 @@ func (p *authPage) await(expr string) string {
 	return v
 }
 
-// waitJS polls a condition. Signing in reloads the page, which ends a
-// poll in flight: that is retried until the deadline.
+// waitJS polls a condition for up to 20 s. Signing in reloads the page,
+// which ends a poll in flight: that is retried until the deadline.
 func (p *authPage) waitJS(cond string) {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	p.waitJSFor(cond, 20*time.Second)
+}
+
+func (p *authPage) waitJSFor(cond string, d time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		ctx, cancel := context.WithDeadline(p.ctx, deadline)
 		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond))
@@ -351,7 +356,8 @@ func TestAuthEachUserSeesOwnChats(t *testing.T) {
 	}
 
 	// The administrator disables frodo: his open page falls back to the
-	// sign-in form on its next call, keeping where he was.
+	// sign-in form, told by the event stream within a heartbeat (15 s),
+	// keeping where he was.
 	var users struct {
 		Users []struct {
 			ID       int
@@ -363,9 +369,8 @@ func TestAuthEachUserSeesOwnChats(t *testing.T) {
 		t.Fatalf("Admin.Users: %+v", users)
 	}
 	harness.APIAs(t, admin, base, "Admin.SetStatus", nil, users.Users[0].ID, "disabled")
-	f.do(chromedp.Navigate(base + "/#/settings/about"))
-	f.waitJS(`!!document.querySelector('#login-form')`)
-	if h := f.str(`location.hash`); h != "#/settings/about" {
+	f.waitJSFor(`!!document.querySelector('#login-form') && !!document.querySelector('#auth-ended')`, 40*time.Second)
+	if h := f.str(`location.hash`); h != "#/settings/account" {
 		t.Errorf("after the session ended the hash is %q", h)
 	}
 	f.signIn("frodo", "the ring is mine, precious")
