@@ -442,6 +442,22 @@ func TestAuthApproval(t *testing.T) {
 		t.Errorf("groups after creating one: %+v", groups)
 	}
 	a.shot("group")
+
+	// A new password through the dialog, then administrator rights.
+	a.do(chromedp.Navigate(base + "/#/settings/users"))
+	a.do(chromedp.Click(chromedp.Search(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//a`)))
+	a.waitJS(`document.querySelector('#user-detail-title')?.textContent === 'pippin'`)
+	a.clickText("user-detail", "Reset password…")
+	a.waitJS(`!!document.querySelector('#reset-dialog[open]')`)
+	a.fill("#reset-password", "elevenses and luncheon")
+	a.fill("#reset-confirm", "elevenses and luncheon")
+	a.click("#reset-dialog button[type=submit]")
+	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('New password set for pippin'))`)
+	harness.Login(t, base, "pippin", "elevenses and luncheon")
+	a.clickText("user-detail", "Make admin")
+	a.waitJS(`!!document.querySelector('dialog[open]')`)
+	a.clickText("dialog", "Make administrator")
+	a.waitJS(`[...document.querySelectorAll('#user-detail .badge, #users-list .user-row.is-selected .badge')].some((b) => b.textContent === 'Administrator')`)
 	p.pe.check(t, "401 (Unauthorized)", "403 (Forbidden)")
 	a.pe.check(t)
 }
