@@ -100,8 +100,11 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
   const [error, setError] = useState(null);
   const n = useRef(0);
   const first = useRef(null);
+  const heading = useRef(null);
+  // A new group starts at its name; an opened one announces its heading.
   useEffect(() => {
-    if (first.current) first.current.focus({ preventScroll: true });
+    const el = creating ? first.current : heading.current;
+    if (el) el.focus({ preventScroll: true });
   }, [group && group.id]);
 
   const save = async (e) => {
@@ -155,7 +158,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
   return html`
     <form class="card model-detail" id="group-form" aria-labelledby=${idp + '-title'} onSubmit=${save} noValidate>
       <header class="card-header">
-        <h2 class="card-title" id=${idp + '-title'}>${creating ? 'New group' : group.name}</h2>
+        <h2 class="card-title" id=${idp + '-title'} tabindex="-1" ref=${heading}>${creating ? 'New group' : group.name}</h2>
         <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the group" title="Close" onClick=${onClose}>
           <${Icon} name="close" />
         </button>
