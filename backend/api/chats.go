@@ -85,6 +85,8 @@ type MessageView struct {
 	ModelLabel string          `json:"modelLabel"`
 	Metrics    json.RawMessage `json:"metrics,omitempty"`
 	CreatedAt  int64           `json:"createdAt"`
+	// Attachments are the files sent with a user turn.
+	Attachments []AttachmentView `json:"attachments,omitempty"`
 }
 
 func (c *Chats) message(m store.Message) MessageView {
@@ -143,8 +145,20 @@ func (c *Chats) Messages(ctx context.Context, chatID ids.ChatID, beforeID ids.Me
 		return MessagesPage{}, storeErr(err, "chat")
 	}
 	out := MessagesPage{Messages: make([]MessageView, 0, len(msgs)), HasMore: more}
+	var turns []ids.MessageID
 	for _, m := range msgs {
-		out.Messages = append(out.Messages, c.message(m))
+		if m.Role == store.RoleUser {
+			turns = append(turns, m.ID)
+		}
+	}
+	files, err := c.deps.DB.AttachmentsOf(ctx, user(ctx), turns)
+	if err != nil {
+		return MessagesPage{}, err
+	}
+	for _, m := range msgs {
+		v := c.message(m)
+		v.Attachments = attachmentViews(files[m.ID])
+		out.Messages = append(out.Messages, v)
 	}
 	return out, nil
 }
@@ -156,8 +170,12 @@ type TurnView struct {
 	Assistant MessageView `json:"assistant"`
 }
 
-func (c *Chats) turn(t chat.Turn) TurnView {
-	return TurnView{Chat: chatView(t.Chat), User: c.message(t.User), Assistant: c.message(t.Assistant)}
+func (c *Chats) turn(ctx context.Context, t chat.Turn) TurnView {
+	v := TurnView{Chat: chatView(t.Chat), User: c.message(t.User), Assistant: c.message(t.Assistant)}
+	if files, err := c.deps.DB.AttachmentsOf(ctx, user(ctx), []ids.MessageID{t.User.ID}); err == nil {
+		v.User.Attachments = attachmentViews(files[t.User.ID])
+	}
+	return v
 }
 
 // Send adds the caller's turn (creating the chat on its first message) and
@@ -166,11 +184,16 @@ func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
 	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
 		return TurnView{}, err
 	}
+	if len(in.Attachments) > 0 {
+		if err := c.deps.require(ctx, auth.FilesUpload); err != nil {
+			return TurnView{}, err
+		}
+	}
 	t, err := c.deps.Chat.Send(ctx, user(ctx), in)
 	if err != nil {
 		return TurnView{}, err
 	}
-	return c.turn(t), nil
+	return c.turn(ctx, t), nil
 }
 
 // Stop aborts the chat's running reply, keeping what arrived.
@@ -203,15 +226,21 @@ func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error
 }
 
 // Edit changes a user turn, deletes every later message and starts a reply.
-func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string) (TurnView, error) {
+// attachments, when given (even empty), replace the turn's files.
+func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, attachments []ids.AttachmentID) (TurnView, error) {
 	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
 		return TurnView{}, err
 	}
-	t, err := c.deps.Chat.Edit(ctx, user(ctx), id, content)
+	if len(attachments) > 0 {
+		if err := c.deps.require(ctx, auth.FilesUpload); err != nil {
+			return TurnView{}, err
+		}
+	}
+	t, err := c.deps.Chat.Edit(ctx, user(ctx), id, content, attachments)
 	if err != nil {
 		return TurnView{}, err
 	}
-	return c.turn(t), nil
+	return c.turn(ctx, t), nil
 }
 
 // ChatPatchInput is what the frontend may change on a chat. folderId null

@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/audio"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/files"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/render"
@@ -50,6 +52,10 @@ type Deps struct {
 	Accounts *auth.Accounts
 	Sessions *auth.Sessions
 	Perms    *auth.Permissions
+
+	// Files keeps attachments and Audio talks to voice endpoints (issue 6).
+	Files *files.Service
+	Audio *audio.Service
 }
 
 // RegisterAll registers every facade on d.
@@ -62,6 +68,8 @@ func RegisterAll(d *Dispatcher, deps Deps) {
 	d.Register("Folders", &Folders{deps})
 	d.Register("Account", &Account{deps})
 	d.Register("Admin", &Admin{deps})
+	d.Register("Files", &Files{deps})
+	d.Register("Audio", &Audio{deps})
 	d.Register("Sharing", &Sharing{deps})
 	if deps.SelfTest {
 		d.Register("Diag", &Diag{deps})

@@ -9,6 +9,8 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/attach"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
@@ -37,6 +40,10 @@ type Service struct {
 	llmOpt llm.Options
 	// SelfPort is our own --serve port, never probed for local servers.
 	selfPort int
+	// readFile reads an attachment's stored bytes by storage name.
+	readFile func(name string) ([]byte, error)
+	// maxFiles bounds the attachments of one message.
+	maxFiles int
 
 	mu      sync.Mutex
 	clients map[ids.ConnectionID]cachedClient
@@ -67,12 +74,20 @@ type cachedClient struct {
 type Options struct {
 	LLM      llm.Options
 	SelfPort int
+	// ReadFile reads an attachment's bytes by storage name (backend/files);
+	// nil means images cannot be sent.
+	ReadFile func(name string) ([]byte, error)
+	// MaxFiles bounds the attachments of one message (0: 10).
+	MaxFiles int
 }
 
 // New returns the service.
 func New(db *store.DB, gen *generation.Service, bus events.Publisher, keys func() (*secrets.Keeper, error), log *slog.Logger, opt Options) *Service {
+	if opt.MaxFiles <= 0 {
+		opt.MaxFiles = 10
+	}
 	return &Service{db: db, gen: gen, bus: bus, keys: keys, log: log, llmOpt: opt.LLM, selfPort: opt.SelfPort,
-		clients: map[ids.ConnectionID]cachedClient{}}
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, clients: map[ids.ConnectionID]cachedClient{}}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.
@@ -98,6 +113,8 @@ type SendInput struct {
 	Content      string        `json:"content"`
 	Params       *store.Params `json:"params,omitempty"`
 	SystemPrompt string        `json:"systemPrompt,omitempty"`
+	// Attachments are the caller's unsent uploads to send with the turn.
+	Attachments []ids.AttachmentID `json:"attachments,omitempty"`
 }
 
 // Turn is what Send and Edit return.
@@ -107,11 +124,11 @@ type Turn struct {
 	Assistant store.Message
 }
 
-func checkContent(content string) (string, error) {
+func checkContent(content string, files int) (string, error) {
 	if !utf8.ValidString(content) {
 		return "", apperr.New(apperr.Invalid, "the message is not valid text")
 	}
-	if strings.TrimSpace(content) == "" {
+	if strings.TrimSpace(content) == "" && files == 0 {
 		return "", apperr.New(apperr.Invalid, "the message is empty")
 	}
 	if len(content) > MaxMessage {
@@ -123,8 +140,11 @@ func checkContent(content string) (string, error) {
 // Send adds the user's turn (creating the chat on its first message) and
 // starts the reply.
 func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn, error) {
-	content, err := checkContent(in.Content)
+	content, err := checkContent(in.Content, len(in.Attachments))
 	if err != nil {
+		return Turn{}, err
+	}
+	if err := s.checkFiles(ctx, user, in.Attachments, 0); err != nil {
 		return Turn{}, err
 	}
 	var chat store.Chat
@@ -145,12 +165,12 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 			nc.Params = *in.Params
 		}
 		chat, userMsg, err = s.db.CreateChat(ctx, user, nc,
-			store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal})
+			store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal, Attachments: in.Attachments})
 		if err != nil {
-			return Turn{}, storeErr(err, "chat")
+			return Turn{}, sendErr(err, "chat", in.Attachments)
 		}
 		// A provisional title at once; the model's title replaces it later.
-		if _, err := s.db.SetAutoTitle(ctx, user, chat.ID, provisionalTitle(content)); err != nil {
+		if _, err := s.db.SetAutoTitle(ctx, user, chat.ID, provisionalTitle(firstNonEmpty(content, "Attachment"))); err != nil {
 			s.log.Warn("provisional title", "chat", chat.ID, "err", err)
 		}
 		s.Notify(user, chat.ID, "created")
@@ -173,8 +193,9 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 				return Turn{}, storeErr(err, "chat")
 			}
 		}
-		if userMsg, err = s.db.AddMessage(ctx, user, chat.ID, store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal}); err != nil {
-			return Turn{}, storeErr(err, "chat")
+		if userMsg, err = s.db.AddMessage(ctx, user, chat.ID, store.Message{Role: store.RoleUser, Content: content,
+			Status: store.StatusFinal, Attachments: in.Attachments}); err != nil {
+			return Turn{}, sendErr(err, "chat", in.Attachments)
 		}
 		draft := ""
 		s.db.UpdateChat(ctx, user, chat.ID, store.ChatPatch{Draft: &draft})
@@ -245,9 +266,11 @@ func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.Chat
 
 // Edit changes a user turn and rewinds: every later message is deleted and
 // a new reply starts.
-func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID, content string) (Turn, error) {
-	content, err := checkContent(content)
-	if err != nil {
+//
+// attachments, when not nil, become the turn's attachments: its own that are
+// listed stay, the caller's unsent uploads are added, the rest are dropped.
+func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID, content string, attachments []ids.AttachmentID) (Turn, error) {
+	if err := s.checkFiles(ctx, user, attachments, msgID); err != nil {
 		return Turn{}, err
 	}
 	m, err := s.db.MessageByID(ctx, user, msgID)
@@ -257,6 +280,18 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if m.Role != store.RoleUser {
 		return Turn{}, apperr.New(apperr.Invalid, "only your own turns can be edited")
 	}
+	files := len(attachments)
+	if attachments == nil {
+		have, err := s.db.AttachmentsOf(ctx, user, []ids.MessageID{m.ID})
+		if err != nil {
+			return Turn{}, err
+		}
+		files = len(have[m.ID])
+	}
+	content, err = checkContent(content, files)
+	if err != nil {
+		return Turn{}, err
+	}
 	defer s.lockChat(m.ChatID)()
 	if _, err := s.idlePath(ctx, user, m.ChatID); err != nil {
 		return Turn{}, err
@@ -264,6 +299,12 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	tgt, err := s.prepare(ctx, user, m.ChatID)
 	if err != nil {
 		return Turn{}, err
+	}
+	if attachments != nil {
+		// Before the rewind, so that a refused id changes nothing.
+		if err := s.db.SetMessageAttachments(ctx, user, m.ID, attachments); err != nil {
+			return Turn{}, sendErr(err, "message", attachments)
+		}
 	}
 	if _, err := s.db.DeleteMessagesAfter(ctx, user, m.ChatID, m.ID); err != nil {
 		return Turn{}, storeErr(err, "chat")
@@ -374,7 +415,11 @@ func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.Ch
 	if err != nil {
 		return store.Message{}, err
 	}
-	req := buildRequest(chat, model, instancePrompt, path, cont)
+	files, err := s.turnFiles(ctx, user, path, model.Capabilities.Vision)
+	if err != nil {
+		return store.Message{}, err
+	}
+	req := buildRequest(chat, model, instancePrompt, path, cont, files)
 
 	var asst store.Message
 	if cont != nil {
@@ -409,7 +454,12 @@ func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.Ch
 
 // buildRequest assembles the messages (reasoning is never replayed) and the
 // parameters with chat > model > instance precedence.
-func buildRequest(chat store.Chat, model store.Model, instancePrompt string, path []store.Message, cont *store.Message) llm.ChatRequest {
+//
+// A user turn's documents go in before its text as delimited blocks naming
+// each file; its images go as image_url parts (data URIs) only when the
+// model is marked vision, and only then is the content an array of parts:
+// a text-only turn stays a plain string, which every endpoint takes.
+func buildRequest(chat store.Chat, model store.Model, instancePrompt string, path []store.Message, cont *store.Message, files map[ids.MessageID][]turnFile) llm.ChatRequest {
 	req := llm.ChatRequest{Model: model.UpstreamID, Params: map[string]any{}}
 	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
 	if strings.TrimSpace(system) != "" {
@@ -424,6 +474,10 @@ func buildRequest(chat store.Chat, model store.Model, instancePrompt string, pat
 		}
 		if m.Role == store.RoleAssistant && m.Content == "" {
 			continue // a failed reply with nothing in it is no context
+		}
+		if m.Role == store.RoleUser && len(files[m.ID]) > 0 {
+			req.Messages = append(req.Messages, userTurn(m.Content, files[m.ID], model.Capabilities.Vision))
+			continue
 		}
 		req.Messages = append(req.Messages, llm.Message{Role: string(m.Role), Content: m.Content})
 	}
@@ -547,3 +601,113 @@ func truncate(s string, n int) string {
 
 // storeErr maps store errors to application errors.
 func storeErr(err error, what string) error { return store.Kinded(err, what) }
+
+// turnFile is an attachment of a turn, with its bytes when it is an image
+// going to a vision model.
+type turnFile struct {
+	store.Attachment
+	Data []byte
+}
+
+// checkFiles checks the attachments of one turn before anything changes:
+// each must be the user's own (binding checks again, in the transaction
+// that inserts the message), and there may not be too many.
+func (s *Service) checkFiles(ctx context.Context, user ids.UserID, list []ids.AttachmentID, msg ids.MessageID) error {
+	seen := map[ids.AttachmentID]bool{}
+	for _, id := range list {
+		a, err := s.db.AttachmentByID(ctx, user, id)
+		if err == nil && a.MessageID != nil && *a.MessageID != msg {
+			err = fmt.Errorf("attachment %d was sent with another message: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return sendErr(err, "file", list)
+		}
+		if seen[id] {
+			return apperr.New(apperr.Invalid, "the same file is attached twice")
+		}
+		seen[id] = true
+	}
+	if len(list) > s.maxFiles {
+		return apperr.New(apperr.Invalid, "a message can carry at most %d files", s.maxFiles)
+	}
+	return nil
+}
+
+// sendErr maps a store error of a send or edit with attachments: an id
+// that is not the caller's unsent upload is not_found with its own words.
+func sendErr(err error, what string, list []ids.AttachmentID) error {
+	if len(list) > 0 && errors.Is(err, store.ErrNotFound) && strings.Contains(err.Error(), "attachment ") {
+		return apperr.Wrap(apperr.NotFound, err, "a file to send was not found among your uploads (removed, already sent, or not yours)")
+	}
+	return storeErr(err, what)
+}
+
+// turnFiles loads the attachments of the user turns in path; image bytes
+// only for a vision model (the others never see them).
+func (s *Service) turnFiles(ctx context.Context, user ids.UserID, path []store.Message, vision bool) (map[ids.MessageID][]turnFile, error) {
+	var msgs []ids.MessageID
+	for _, m := range path {
+		if m.Role == store.RoleUser {
+			msgs = append(msgs, m.ID)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	by, err := s.db.AttachmentsOf(ctx, user, msgs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[ids.MessageID][]turnFile{}
+	for id, list := range by {
+		for _, a := range list {
+			f := turnFile{Attachment: a}
+			if a.Kind == "image" && vision {
+				if s.readFile == nil {
+					return nil, apperr.New(apperr.Unavailable, "images cannot be sent from here")
+				}
+				if f.Data, err = s.readFile(a.StorageName); err != nil {
+					return nil, apperr.Wrap(apperr.KindOf(err), err, "the image %s cannot be read", a.DisplayName)
+				}
+			}
+			out[id] = append(out[id], f)
+		}
+	}
+	return out, nil
+}
+
+// userTurn builds a user message with attachments.
+func userTurn(content string, files []turnFile, vision bool) llm.Message {
+	var docs []string
+	var images []llm.ContentPart
+	for _, f := range files {
+		switch f.Kind {
+		case "image":
+			if vision {
+				images = append(images, llm.ContentPart{Type: "image_url", ImageURL: attach.ImageDataURI(f.MIME, f.Data)})
+			} else {
+				// The model is told an image was there, so it can say it
+				// cannot see it instead of answering as if it had.
+				docs = append(docs, fmt.Sprintf("[An image, %s, is attached here, but this model cannot see images.]",
+					strings.NewReplacer("[", "(", "]", ")").Replace(f.DisplayName)))
+			}
+		default:
+			docs = append(docs, attach.DocumentContext(f.DisplayName, f.Text, f.Note))
+		}
+	}
+	text := content
+	if len(docs) > 0 {
+		text = strings.Join(docs, "\n\n")
+		if strings.TrimSpace(content) != "" {
+			text += "\n\n" + content
+		}
+	}
+	if len(images) == 0 {
+		return llm.Message{Role: "user", Content: text}
+	}
+	parts := make([]llm.ContentPart, 0, len(images)+1)
+	if strings.TrimSpace(text) != "" {
+		parts = append(parts, llm.TextPart(text))
+	}
+	return llm.Message{Role: "user", Parts: append(parts, images...)}
+}

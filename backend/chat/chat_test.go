@@ -322,7 +322,7 @@ func TestRegenerateAndEditRewind(t *testing.T) {
 	}
 
 	e.llm.Enqueue(fakellm.Stream("rewound"))
-	if _, err := e.c.Chat.Edit(context.Background(), e.user, msgs[0].ID, "first, edited"); err != nil {
+	if _, err := e.c.Chat.Edit(context.Background(), e.user, msgs[0].ID, "first, edited", nil); err != nil {
 		t.Fatal(err)
 	}
 	e.wait(turn.Chat.ID)
@@ -331,7 +331,7 @@ func TestRegenerateAndEditRewind(t *testing.T) {
 		t.Fatalf("after edit: %+v", msgs)
 	}
 	// Editing an assistant message is refused.
-	if _, err := e.c.Chat.Edit(context.Background(), e.user, msgs[1].ID, "x"); err == nil {
+	if _, err := e.c.Chat.Edit(context.Background(), e.user, msgs[1].ID, "x", nil); err == nil {
 		t.Error("edited an assistant message")
 	}
 }
@@ -422,7 +422,7 @@ func TestOtherUsersCannotTouchTheChat(t *testing.T) {
 	if _, err := e.c.Chat.Regenerate(ctx, other, turn.Chat.ID); err == nil {
 		t.Error("another user regenerated")
 	}
-	if _, err := e.c.Chat.Edit(ctx, other, turn.User.ID, "x"); err == nil {
+	if _, err := e.c.Chat.Edit(ctx, other, turn.User.ID, "x", nil); err == nil {
 		t.Error("another user edited")
 	}
 	if _, ok := e.c.Gen.Live(other, turn.Chat.ID); ok {
@@ -580,7 +580,7 @@ func TestRegenerateChecksBeforeDeleting(t *testing.T) {
 	if _, err := e.c.Chat.Regenerate(ctx, e.user, turn.Chat.ID); err == nil {
 		t.Fatal("regenerated with a disabled model")
 	}
-	if _, err := e.c.Chat.Edit(ctx, e.user, turn.User.ID, "changed"); err == nil {
+	if _, err := e.c.Chat.Edit(ctx, e.user, turn.User.ID, "changed", nil); err == nil {
 		t.Fatal("edited with a disabled model")
 	}
 	msgs, _, _ := e.c.DB.MessagesPage(ctx, e.user, turn.Chat.ID, 0, 100)
@@ -602,7 +602,7 @@ func TestTrashedChatTakesNoReplies(t *testing.T) {
 	if _, err := e.c.Chat.Continue(ctx, e.user, turn.Chat.ID); err == nil {
 		t.Error("continued in a trashed chat")
 	}
-	if _, err := e.c.Chat.Edit(ctx, e.user, turn.User.ID, "x"); err == nil {
+	if _, err := e.c.Chat.Edit(ctx, e.user, turn.User.ID, "x", nil); err == nil {
 		t.Error("edited in a trashed chat")
 	}
 }

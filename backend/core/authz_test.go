@@ -42,6 +42,8 @@ type authzIDs struct {
 	User     ids.UserID
 	Group    ids.GroupID
 	Session  ids.SessionID
+	// Attachment is an unsent upload (a sent one in the trash set).
+	Attachment ids.AttachmentID
 }
 
 // authzCall says how to call one method with the ids in s, and valid
@@ -67,6 +69,7 @@ var (
 	userIDType    = reflect.TypeFor[ids.UserID]()
 	groupIDType   = reflect.TypeFor[ids.GroupID]()
 	sessionIDType = reflect.TypeFor[ids.SessionID]()
+	attachIDType  = reflect.TypeFor[ids.AttachmentID]()
 )
 
 func authzNone(authzIDs) []any { return nil }
@@ -114,12 +117,21 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Chats.Messages": {args: func(s authzIDs) []any { return []any{s.Chat, s.ReplyMsg, 20} },
 			cursor: []reflect.Type{messageIDType}},
 		"Chats.Send": {args: func(s authzIDs) []any {
-			return []any{map[string]any{"chatId": s.Chat, "modelId": s.Model, "content": "pwned"}}
+			return []any{map[string]any{"chatId": s.Chat, "modelId": s.Model, "content": "pwned", "attachments": []ids.AttachmentID{s.Attachment}}}
 		}},
 		"Chats.Stop":       {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Regenerate": {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Continue":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
-		"Chats.Edit":       {args: func(s authzIDs) []any { return []any{s.UserMsg, "pwned"} }},
+		"Chats.Edit": {args: func(s authzIDs) []any {
+			return []any{s.UserMsg, "pwned", []ids.AttachmentID{s.Attachment}}
+		}},
+		"Files.Limits":      {args: authzNone},
+		"Audio.Status":      {args: authzNone},
+		"Audio.Voices":      {args: authzNone},
+		"Audio.Mine":        {args: authzNone},
+		"Audio.SetMine":     {args: func(authzIDs) []any { return []any{map[string]any{"autoRead": true, "ttsVoice": "B's voice"}} }},
+		"Audio.Settings":    {admin: true, args: authzNone},
+		"Audio.SetSettings": {admin: true, args: func(authzIDs) []any { return []any{map[string]any{"sttUrl": "http://pwned.example/v1"}} }},
 		"Chats.Update": {args: func(s authzIDs) []any {
 			return []any{s.Chat, map[string]any{"title": "pwned", "folderId": s.Folder, "modelId": s.Model,
 				"pinned": true, "systemPrompt": "pwned", "params": map[string]any{"temperature": 1.5}}}
@@ -263,6 +275,8 @@ func (base authzIDs) withKind(k reflect.Type, other authzIDs) authzIDs {
 		base.Group = other.Group
 	case sessionIDType:
 		base.Session = other.Session
+	case attachIDType:
+		base.Attachment = other.Attachment
 	}
 	return base
 }
@@ -287,6 +301,8 @@ func (s authzIDs) has(k reflect.Type, val any) bool {
 		return v == int64(s.Conn)
 	case modelIDType:
 		return v == int64(s.Model)
+	case attachIDType:
+		return v == int64(s.Attachment)
 	}
 	return false
 }
@@ -373,6 +389,21 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	}
 	chatA, userMsgA, replyA := send(A, 0, "tell me about "+authzSecretWord)
 	trashA, trashUserA, trashReplyA := send(A, 0, "an old "+authzSecretWord+" chat")
+	// A's files: one sent with a turn of the trashed chat, one not sent yet.
+	upload := func(u ids.UserID, name, text string) ids.AttachmentID {
+		t.Helper()
+		a, err := c.Files.Upload(ctx, u, name, strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.ID
+	}
+	sentAttA := upload(A, authzSecretWord+"-sent.txt", "the "+authzSecretWord+" file")
+	if r := ownerCall("Chats.Send", map[string]any{"chatId": trashA, "content": "see the file", "attachments": []ids.AttachmentID{sentAttA}}); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	waitChat(trashA)
+	attA := upload(A, authzSecretWord+"-draft.txt", "the unsent "+authzSecretWord+" file")
 	if r := ownerCall("Chats.Trash", trashA); r.Error != nil {
 		t.Fatal(r.Error)
 	}
@@ -396,6 +427,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	chatB, userMsgB, replyB := send(B, 0, "B asks about otters")
+	attB := upload(B, "otters.txt", "B's otter notes")
 
 	// Sessions for both, a group of A's admin making, and a restricted
 	// model B may not use.
@@ -451,6 +483,14 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		}
 		prefs, err := c.DB.Prefs(ctx, int64(A))
 		put("prefs", prefs, err)
+		for _, id := range []ids.AttachmentID{attA, sentAttA} {
+			a, data, err := c.Files.Get(ctx, A, id)
+			put(fmt.Sprintf("attachment %d", id), map[string]any{"row": a, "data": data}, err)
+		}
+		audioA, err := c.DB.AudioSettings(ctx, &A)
+		put("audio settings", audioA, err)
+		audioI, err := c.DB.AudioSettings(ctx, nil)
+		put("instance audio settings", audioI, err)
 		// What admin methods would change: A's account and sessions, A's
 		// group, model access, the instance settings.
 		userA, err := c.DB.UserByID(ctx, int64(A))
@@ -515,15 +555,16 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	defer subA.Close()
 
 	idsA := authzIDs{Chat: chatA, UserMsg: userMsgA, ReplyMsg: replyA, Folder: folderA.ID, Conn: pconn.ID, Model: pmodel.ID,
-		User: A, Group: ids.GroupID(groupA.ID), Session: sessA}
+		User: A, Group: ids.GroupID(groupA.ID), Session: sessA, Attachment: attA}
 	// The same with the instance-wide connection and model, which B may
 	// use but not change.
 	idsAShared := idsA
 	idsAShared.Conn, idsAShared.Model = w.conn, w.model
 	idsATrash := idsA
 	idsATrash.Chat, idsATrash.UserMsg, idsATrash.ReplyMsg = trashA, trashUserA, trashReplyA
+	idsATrash.Attachment = sentAttA
 	idsB := authzIDs{Chat: chatB, UserMsg: userMsgB, ReplyMsg: replyB, Folder: folderB.ID, Conn: w.conn, Model: w.model,
-		User: B, Group: ids.GroupID(groupA.ID), Session: sessB}
+		User: B, Group: ids.GroupID(groupA.ID), Session: sessB, Attachment: attB}
 	aIDSets := []authzIDs{idsA, idsAShared, idsATrash}
 
 	leaks := func(b []byte) string {
@@ -733,6 +774,37 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		}
 		if code, body := do(http.MethodGet, pmodel.ID); code != http.StatusNotFound {
 			t.Errorf("CROSS-USER READ: GET the avatar of A's personal model %d as B: %d %.100q, want 404", pmodel.ID, code, body)
+		}
+	})
+
+	// ---- File routes, as B over HTTP: A's files, sent or not, are not
+	// found; B's own upload is, so the refusals are about ownership.
+	t.Run("files", func(t *testing.T) {
+		h, err := httpapi.New(httpapi.Options{Dispatcher: c.Dispatcher, Bus: c.Bus, Files: frontend.FS(),
+			Log: slog.New(slog.DiscardHandler), Caller: func(*http.Request) (api.Caller, error) { return callerB, nil },
+			Attachments: api.FileRoutes{Deps: c.deps}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		do := func(method string, id ids.AttachmentID) (int, string) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(method, fmt.Sprintf("/api/files/%d", id), nil))
+			return rec.Code, rec.Body.String()
+		}
+		for _, id := range []ids.AttachmentID{attA, sentAttA} {
+			for _, method := range []string{http.MethodGet, http.MethodDelete} {
+				code, body := do(method, id)
+				if code != http.StatusNotFound {
+					t.Errorf("CROSS-USER ACCESS: %s /api/files/%d (A's) as B: %d %.200s, want 404", method, id, code, body)
+				}
+				if m := leaks([]byte(body)); m != "" {
+					t.Errorf("CROSS-USER READ: %s /api/files/%d shows A's data (%q)", method, id, m)
+				}
+				after(t, method+" file")
+			}
+		}
+		if code, body := do(http.MethodGet, attB); code != http.StatusOK || !strings.Contains(body, "otter") {
+			t.Errorf("control: B's own file: %d %.100s", code, body)
 		}
 	})
 

@@ -24,14 +24,17 @@ import (
 	"github.com/llembas/lembas/assets"
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/audio"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/files"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/netguard"
 	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/store"
@@ -77,6 +80,9 @@ type Options struct {
 	// Heartbeat is the event streams' keep-alive interval, which also
 	// bounds how long a revoked session keeps its stream (0: 15 s).
 	Heartbeat time.Duration
+	// AudioGuard guards users' own voice endpoints (tests let their
+	// loopback fake through).
+	AudioGuard netguard.Guard
 }
 
 // Core is an open instance.
@@ -94,8 +100,11 @@ type Core struct {
 	Sessions   *auth.Sessions
 	Perms      *auth.Permissions
 	Limiter    *auth.LoginLimiter
+	Files      *files.Service
+	Audio      *audio.Service
 
 	opt    Options
+	deps   api.Deps
 	lock   *store.Lock
 	keeper *secrets.Keeper
 	keyErr error
@@ -115,6 +124,11 @@ const TrashKeep = 30 * 24 * time.Hour
 // expired sessions, at start and then every six hours.
 func (c *Core) sweepTrash(ctx context.Context) {
 	for {
+		if n, err := c.Files.Sweep(ctx, time.Now()); err != nil {
+			c.Log.Warn("sweep uploads", "err", err)
+		} else if n > 0 {
+			c.Log.Info("deleted unsent uploads and orphaned files", "count", n)
+		}
 		if n, err := c.Sessions.ExpireOld(ctx); err != nil {
 			c.Log.Warn("expire sessions", "err", err)
 		} else if n > 0 {
@@ -202,7 +216,11 @@ func (c *Core) open(ctx context.Context) error {
 	}
 	c.Render = render.New()
 	c.Gen = generation.New(db, c.Bus, c.Render, c.Log, c.opt.Generation)
-	c.Chat = chat.New(db, c.Gen, c.Bus, c.Secrets, c.Log, chat.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
+	c.Files = files.New(db, cfg.DataDir, c.Log, files.Limits{})
+	db.OnFilesReleased(c.Files.Remove)
+	c.Audio = audio.New(db, c.Secrets, c.Log, audio.Options{Guard: c.opt.AudioGuard})
+	c.Chat = chat.New(db, c.Gen, c.Bus, c.Secrets, c.Log, chat.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort,
+		ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
 	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})
@@ -221,7 +239,7 @@ func (c *Core) open(ctx context.Context) error {
 	}()
 
 	c.Dispatcher = api.NewDispatcher(c.Log)
-	api.RegisterAll(c.Dispatcher, api.Deps{
+	c.deps = api.Deps{
 		DB:         db,
 		Bus:        c.Bus,
 		Version:    c.opt.Version,
@@ -240,7 +258,10 @@ func (c *Core) open(ctx context.Context) error {
 		Accounts:   c.Accounts,
 		Sessions:   c.Sessions,
 		Perms:      c.Perms,
-	})
+		Files:      c.Files,
+		Audio:      c.Audio,
+	}
+	api.RegisterAll(c.Dispatcher, c.deps)
 	return nil
 }
 
@@ -291,7 +312,8 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 			"icons/icon-256.png": string(assets.Icon256),
 			"icons/icon-512.png": string(assets.Icon512),
 		},
-		Avatars: api.AvatarStore{DB: c.DB},
+		Avatars:     api.AvatarStore{DB: c.DB},
+		Attachments: api.FileRoutes{Deps: c.deps},
 	}
 	if desktop {
 		owner := c.OwnerCaller()

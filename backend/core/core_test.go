@@ -202,6 +202,15 @@ var facadeCalls = []facadeCall{
 		return []any{id}
 	}, ""},
 	{"Chats.ListTrash", noArgs, ""},
+	{"Files.Limits", noArgs, ""},
+	{"Audio.Status", noArgs, ""},
+	{"Audio.Voices", noArgs, ""},
+	{"Audio.Mine", noArgs, ""},
+	{"Audio.SetMine", func(*testing.T, *world) []any { return []any{map[string]any{"autoRead": true, "ttsVoice": "nova"}} }, ""},
+	{"Audio.Settings", noArgs, ""},
+	{"Audio.SetSettings", func(t *testing.T, w *world) []any {
+		return []any{map[string]any{"sttUrl": w.llm.URL(), "ttsUrl": w.llm.URL(), "ttsKey": "sk-audio-1234", "voices": []string{"nova"}}}
+	}, ""},
 	{"Chats.EmptyTrash", noArgs, ""},
 	{"Connections.Delete", func(t *testing.T, w *world) []any {
 		v, err := w.c.Chat.CreateConnection(context.Background(), store.Actor{User: ids.UserID(w.c.Owner.ID), Admin: true},

@@ -33,7 +33,7 @@ const MaxCallBody = 8 << 20
 
 // CSP forbids inline script and style, framing, and every origin but our own.
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
-	"connect-src 'self'; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+	"connect-src 'self'; media-src 'self' blob:; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 
 // Options configures a Handler.
 type Options struct {
@@ -65,6 +65,9 @@ type Options struct {
 	Generated map[string]string
 	// Avatars serves and stores model avatars; nil disables the routes.
 	Avatars Avatars
+	// Attachments serves uploads and voice (files.go); nil disables the
+	// routes.
+	Attachments Attachments
 }
 
 // Avatars is the model-avatar store as the HTTP routes need it. caller is
@@ -108,6 +111,9 @@ func New(opt Options) (http.Handler, error) {
 		h.mux.HandleFunc("GET /api/models/{id}/avatar", h.getAvatar)
 		h.mux.HandleFunc("POST /api/models/{id}/avatar", h.setAvatar)
 		h.mux.HandleFunc("DELETE /api/models/{id}/avatar", h.deleteAvatar)
+	}
+	if opt.Attachments != nil {
+		h.registerFiles()
 	}
 	h.mux.HandleFunc("GET /api/events", h.events)
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

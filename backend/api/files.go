@@ -1,0 +1,236 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/audio"
+	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/files"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// AttachmentView is a file as the frontend shows it: a chip, or a
+// thumbnail fetched from URL. Name is the user's name for it, to be shown
+// as text only.
+type AttachmentView struct {
+	ID     ids.AttachmentID `json:"id"`
+	Kind   string           `json:"kind"`
+	Name   string           `json:"name"`
+	MIME   string           `json:"mime"`
+	Size   int64            `json:"size"`
+	Width  int              `json:"width,omitempty"`
+	Height int              `json:"height,omitempty"`
+	Note   string           `json:"note,omitempty"`
+	URL    string           `json:"url"`
+}
+
+// AttachmentViewOf returns the view of a stored attachment.
+func AttachmentViewOf(a store.Attachment) AttachmentView {
+	return AttachmentView{ID: a.ID, Kind: a.Kind, Name: a.DisplayName, MIME: a.MIME, Size: a.Size,
+		Width: a.Width, Height: a.Height, Note: a.Note, URL: fmt.Sprintf("/api/files/%d", a.ID)}
+}
+
+func attachmentViews(list []store.Attachment) []AttachmentView {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]AttachmentView, len(list))
+	for i, a := range list {
+		out[i] = AttachmentViewOf(a)
+	}
+	return out
+}
+
+// Files is the facade for what the composer needs to know before an
+// upload; the bytes go through the HTTP routes (POST /api/files), never
+// through the bridge.
+type Files struct{ deps Deps }
+
+// FileLimits are the upload limits, and whether the caller may attach.
+type FileLimits struct {
+	files.Limits
+	Allowed bool `json:"allowed"`
+}
+
+// Limits returns the upload limits, shown before anything is uploaded.
+func (f *Files) Limits(ctx context.Context) (FileLimits, error) {
+	if f.deps.Files == nil {
+		return FileLimits{Limits: files.DefaultLimits()}, nil
+	}
+	return FileLimits{Limits: f.deps.Files.Limits(), Allowed: f.deps.require(ctx, auth.FilesUpload) == nil}, nil
+}
+
+// FileRoutes implements the HTTP file routes (httpapi.Attachments) over the
+// files service, as the resolved caller.
+type FileRoutes struct{ Deps Deps }
+
+// Upload processes and keeps one upload of the caller.
+func (f FileRoutes) Upload(ctx context.Context, c Caller, name string, r io.Reader) (AttachmentView, error) {
+	ctx = WithCaller(ctx, c)
+	if err := f.Deps.require(ctx, auth.FilesUpload); err != nil {
+		return AttachmentView{}, err
+	}
+	a, err := f.Deps.Files.Upload(ctx, ids.UserID(c.UserID), name, r)
+	if err != nil {
+		return AttachmentView{}, err
+	}
+	return AttachmentViewOf(a), nil
+}
+
+// Get returns one of the caller's files and its bytes.
+func (f FileRoutes) Get(ctx context.Context, c Caller, id int64) (AttachmentView, []byte, error) {
+	a, data, err := f.Deps.Files.Get(ctx, ids.UserID(c.UserID), ids.AttachmentID(id))
+	if err != nil {
+		return AttachmentView{}, nil, err
+	}
+	return AttachmentViewOf(a), data, nil
+}
+
+// Delete removes one of the caller's unsent uploads.
+func (f FileRoutes) Delete(ctx context.Context, c Caller, id int64) error {
+	return f.Deps.Files.Delete(ctx, ids.UserID(c.UserID), ids.AttachmentID(id))
+}
+
+// Transcribe turns the caller's recording into text.
+func (f FileRoutes) Transcribe(ctx context.Context, c Caller, data []byte, filename, contentType, language string) (string, error) {
+	if f.Deps.Audio == nil {
+		return "", apperr.New(apperr.Unavailable, "voice is not available")
+	}
+	return f.Deps.Audio.Transcribe(ctx, ids.UserID(c.UserID), data, filename, contentType, language)
+}
+
+// Speak reads text aloud for the caller; the caller of Speak closes the
+// response body.
+func (f FileRoutes) Speak(ctx context.Context, c Caller, text, voice string) (*http.Response, error) {
+	if f.Deps.Audio == nil {
+		return nil, apperr.New(apperr.Unavailable, "voice is not available")
+	}
+	return f.Deps.Audio.Speak(ctx, ids.UserID(c.UserID), text, voice)
+}
+
+// Audio is the facade for voice: what the caller can use, their own
+// settings, and the instance's (admins).
+type Audio struct{ deps Deps }
+
+// AudioStatus is what the dictate and read-aloud buttons need.
+type AudioStatus struct {
+	audio.Status
+	// AutoRead reads replies that finish while their chat is open.
+	AutoRead bool `json:"autoRead"`
+}
+
+// AudioMine is the caller's own voice settings: endpoint overrides (used
+// instead of the instance's, through the SSRF-guarded client) and
+// preferences.
+type AudioMine struct {
+	audio.Settings
+	AutoRead bool `json:"autoRead"`
+}
+
+// AudioMineInput changes the caller's own settings.
+type AudioMineInput struct {
+	audio.SettingsInput
+	AutoRead *bool `json:"autoRead,omitempty"`
+}
+
+func (a *Audio) service() (*audio.Service, error) {
+	if a.deps.Audio == nil {
+		return nil, apperr.New(apperr.Unavailable, "voice is not available")
+	}
+	return a.deps.Audio, nil
+}
+
+// Status says whether dictation and read-aloud are set up for the caller.
+func (a *Audio) Status(ctx context.Context) (AudioStatus, error) {
+	s, err := a.service()
+	if err != nil {
+		return AudioStatus{}, err
+	}
+	st, err := s.Status(ctx, user(ctx))
+	if err != nil {
+		return AudioStatus{}, err
+	}
+	prefs, err := a.deps.DB.Prefs(ctx, CallerFrom(ctx).UserID)
+	if err != nil {
+		return AudioStatus{}, err
+	}
+	auto, _ := strconv.ParseBool(prefs["audio_auto_read"])
+	return AudioStatus{Status: st, AutoRead: auto}, nil
+}
+
+// Voices lists the voices the caller can choose from.
+func (a *Audio) Voices(ctx context.Context) ([]string, error) {
+	s, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	return s.Voices(ctx, user(ctx))
+}
+
+// Mine returns the caller's own settings.
+func (a *Audio) Mine(ctx context.Context) (AudioMine, error) {
+	s, err := a.service()
+	if err != nil {
+		return AudioMine{}, err
+	}
+	u := user(ctx)
+	v, err := s.Get(ctx, &u)
+	if err != nil {
+		return AudioMine{}, err
+	}
+	prefs, err := a.deps.DB.Prefs(ctx, int64(u))
+	if err != nil {
+		return AudioMine{}, err
+	}
+	auto, _ := strconv.ParseBool(prefs["audio_auto_read"])
+	return AudioMine{Settings: v, AutoRead: auto}, nil
+}
+
+// SetMine changes the caller's own settings.
+func (a *Audio) SetMine(ctx context.Context, in AudioMineInput) (AudioMine, error) {
+	s, err := a.service()
+	if err != nil {
+		return AudioMine{}, err
+	}
+	u := user(ctx)
+	if _, err := s.Set(ctx, &u, in.SettingsInput); err != nil {
+		return AudioMine{}, err
+	}
+	if in.AutoRead != nil {
+		if err := a.deps.DB.SetPref(ctx, int64(u), "audio_auto_read", strconv.FormatBool(*in.AutoRead)); err != nil {
+			return AudioMine{}, err
+		}
+	}
+	return a.Mine(ctx)
+}
+
+// Settings returns the instance's voice endpoints (admins).
+func (a *Audio) Settings(ctx context.Context) (audio.Settings, error) {
+	if err := requireAdmin(ctx); err != nil {
+		return audio.Settings{}, err
+	}
+	s, err := a.service()
+	if err != nil {
+		return audio.Settings{}, err
+	}
+	return s.Get(ctx, nil)
+}
+
+// SetSettings changes the instance's voice endpoints (admins). They may be
+// on the LAN: an administrator's choice is deliberate.
+func (a *Audio) SetSettings(ctx context.Context, in audio.SettingsInput) (audio.Settings, error) {
+	if err := requireAdmin(ctx); err != nil {
+		return audio.Settings{}, err
+	}
+	s, err := a.service()
+	if err != nil {
+		return audio.Settings{}, err
+	}
+	return s.Set(ctx, nil, in)
+}

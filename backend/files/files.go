@@ -1,0 +1,264 @@
+// Package files keeps attachments: it runs an upload through attach.Process,
+// writes the bytes to <data dir>/files/<storage name> (mode 0600, directory
+// 0700, a random name from attach.StorageName: a user's file name never
+// becomes a path) and records the row in the store. Every read takes the
+// caller's user id and the store's queries check ownership.
+//
+// Files leave with their rows: an unsent upload deleted by its owner or
+// swept after UploadKeep, and a sent one when its message is deleted
+// (emptying the trash, a rewind) through store.DB.OnFilesReleased. Files
+// whose row is gone without that hook running (a crash between the commit
+// and the removal, a deleted user) are found by the orphan sweep.
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/attach"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// UploadKeep is how long an upload that was never sent is kept.
+const UploadKeep = 24 * time.Hour
+
+// Limits are what the composer shows before anything is uploaded.
+type Limits struct {
+	// MaxBytes is the largest file accepted.
+	MaxBytes int64 `json:"maxBytes"`
+	// MaxFiles is the most attachments one message may carry.
+	MaxFiles int `json:"maxFiles"`
+	// MaxPending is the most uploads a user may hold unsent.
+	MaxPending int `json:"maxPending"`
+	// Accept is for the file picker's accept attribute (a hint: the bytes
+	// decide).
+	Accept string `json:"accept"`
+	// Kinds says in words what can be attached.
+	Kinds string `json:"kinds"`
+}
+
+// DefaultLimits are the limits of a Service whose options leave them zero.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBytes:   attach.DefaultLimits().MaxBytes,
+		MaxFiles:   10,
+		MaxPending: 40,
+		Accept:     "image/png,image/jpeg,image/gif,image/webp,application/pdf,text/*,.txt,.md,.csv,.json,.log,.go,.py,.js,.ts,.c,.h,.cpp,.rs,.java,.sh,.yaml,.yml,.toml,.xml,.html,.css,.sql",
+		Kinds:      attach.Supported,
+	}
+}
+
+// Service stores and serves attachments.
+type Service struct {
+	db     *store.DB
+	dir    string
+	log    *slog.Logger
+	limits Limits
+	proc   attach.Limits
+}
+
+// New returns the service for files under dataDir/files. A zero field of
+// lim takes its default.
+func New(db *store.DB, dataDir string, log *slog.Logger, lim Limits) *Service {
+	d := DefaultLimits()
+	if lim.MaxBytes <= 0 {
+		lim.MaxBytes = d.MaxBytes
+	}
+	if lim.MaxFiles <= 0 {
+		lim.MaxFiles = d.MaxFiles
+	}
+	if lim.MaxPending <= 0 {
+		lim.MaxPending = d.MaxPending
+	}
+	if lim.Accept == "" {
+		lim.Accept = d.Accept
+	}
+	if lim.Kinds == "" {
+		lim.Kinds = d.Kinds
+	}
+	return &Service{db: db, dir: filepath.Join(dataDir, "files"), log: log, limits: lim,
+		proc: attach.Limits{MaxBytes: lim.MaxBytes}}
+}
+
+// Limits returns the limits.
+func (s *Service) Limits() Limits { return s.limits }
+
+// Dir is where the files are.
+func (s *Service) Dir() string { return s.dir }
+
+func (s *Service) path(name string) (string, error) {
+	if !attach.ValidStorageName(name) {
+		return "", fmt.Errorf("storage name %q is not one of ours", name)
+	}
+	return filepath.Join(s.dir, name), nil
+}
+
+// Upload processes one file and keeps it as an unsent upload of user. name
+// is the user's file name, only ever shown.
+func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io.Reader) (store.Attachment, error) {
+	n, err := s.db.CountUnbound(ctx, user)
+	if err != nil {
+		return store.Attachment{}, err
+	}
+	if n >= s.limits.MaxPending {
+		return store.Attachment{}, apperr.New(apperr.Conflict,
+			"you have %d files waiting to be sent; send or remove some first", n)
+	}
+	res, err := attach.Process(ctx, name, r, s.proc)
+	if err != nil {
+		return store.Attachment{}, err
+	}
+	stored := attach.StorageName()
+	if err := s.write(stored, res.Data); err != nil {
+		return store.Attachment{}, err
+	}
+	a, err := s.db.AddAttachment(ctx, user, store.Attachment{Kind: string(res.Kind), MIME: res.MIME,
+		DisplayName: attach.DisplayName(name), StorageName: stored, Size: int64(len(res.Data)),
+		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height})
+	if err != nil {
+		s.Remove([]string{stored})
+		return store.Attachment{}, err
+	}
+	return a, nil
+}
+
+// write stores data under name: to a temporary file first, then renamed,
+// so a half-written file never has a storage name.
+func (s *Service) write(name string, data []byte) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("create files directory: %w", err)
+	}
+	p, err := s.path(name)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(s.dir, ".upload-*")
+	if err != nil {
+		return fmt.Errorf("store file: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("store file: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("store file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("store file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("store file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("store file: %w", err)
+	}
+	return nil
+}
+
+// Get returns one of user's attachments (sent or not) and its bytes.
+func (s *Service) Get(ctx context.Context, user ids.UserID, id ids.AttachmentID) (store.Attachment, []byte, error) {
+	a, err := s.db.AttachmentByID(ctx, user, id)
+	if err != nil {
+		return store.Attachment{}, nil, store.Kinded(err, "file")
+	}
+	data, err := s.Read(a.StorageName)
+	if err != nil {
+		return store.Attachment{}, nil, err
+	}
+	return a, data, nil
+}
+
+// Read returns a stored file's bytes. The caller has checked ownership.
+func (s *Service) Read(name string) ([]byte, error) {
+	p, err := s.path(name)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, apperr.Wrap(apperr.NotFound, err, "the file is missing from the data directory")
+	}
+	return data, err
+}
+
+// Delete removes one of user's unsent uploads.
+func (s *Service) Delete(ctx context.Context, user ids.UserID, id ids.AttachmentID) error {
+	name, err := s.db.DeleteUnbound(ctx, user, id)
+	if errors.Is(err, store.ErrConflict) {
+		return apperr.Wrap(apperr.Conflict, err, "this file was sent; it goes when its chat is deleted")
+	}
+	if err != nil {
+		return store.Kinded(err, "file")
+	}
+	s.Remove([]string{name})
+	return nil
+}
+
+// Remove deletes stored files by storage name (the store's release hook).
+// A name that is not one of ours is ignored, as is a file already gone.
+func (s *Service) Remove(names []string) {
+	for _, n := range names {
+		p, err := s.path(n)
+		if err != nil {
+			s.log.Warn("not removing a file with a foreign name", "name", n)
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("remove attachment file", "name", n, "err", err)
+		}
+	}
+}
+
+// Sweep deletes uploads never sent within UploadKeep, and files that no
+// row refers to (older than an hour, so an upload being written is safe).
+// It returns how many files went.
+func (s *Service) Sweep(ctx context.Context, now time.Time) (int, error) {
+	names, err := s.db.DeleteStaleUploads(ctx, now.Add(-UploadKeep).UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	s.Remove(names)
+	n := len(names)
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return n, nil
+	}
+	if err != nil {
+		return n, fmt.Errorf("read files directory: %w", err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || e.IsDir() || now.Sub(info.ModTime()) < time.Hour {
+			continue
+		}
+		name := e.Name()
+		if strings.HasPrefix(name, ".upload-") {
+			os.Remove(filepath.Join(s.dir, name)) // left by a crash mid-write
+			continue
+		}
+		if !attach.ValidStorageName(name) {
+			continue
+		}
+		known, err := s.db.StorageNameKnown(ctx, name)
+		if err != nil {
+			return n, err
+		}
+		if !known {
+			s.Remove([]string{name})
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,256 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/llembas/lembas/backend/api"
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/attach"
+	"github.com/llembas/lembas/backend/audio"
+)
+
+// Attachments is the file and voice store as the HTTP routes need it;
+// caller is the resolved caller, and implementations check ownership and
+// permissions.
+type Attachments interface {
+	Upload(ctx context.Context, caller api.Caller, name string, r io.Reader) (api.AttachmentView, error)
+	Get(ctx context.Context, caller api.Caller, id int64) (api.AttachmentView, []byte, error)
+	Delete(ctx context.Context, caller api.Caller, id int64) error
+	Transcribe(ctx context.Context, caller api.Caller, audio []byte, filename, contentType, language string) (string, error)
+	Speak(ctx context.Context, caller api.Caller, text, voice string) (*http.Response, error)
+}
+
+var _ Attachments = api.FileRoutes{}
+
+// MaxUpload bounds the body of one upload (the file and the form around
+// it); the files service has its own, smaller or equal, limit.
+const MaxUpload = 32<<20 + 64<<10
+
+// inlineImages are the stored types shown inline: only what attach.Process
+// writes for images (re-encoded PNG and JPEG), never anything else.
+var inlineImages = map[string]bool{"image/png": true, "image/jpeg": true}
+
+func (h *handler) registerFiles() {
+	h.mux.HandleFunc("POST /api/files", h.upload)
+	h.mux.HandleFunc("GET /api/files/{id}", h.getFile)
+	h.mux.HandleFunc("DELETE /api/files/{id}", h.deleteFile)
+	h.mux.HandleFunc("POST /api/audio/transcribe", h.transcribe)
+	h.mux.HandleFunc("POST /api/audio/speech", h.speech)
+}
+
+// filePart finds the multipart field "file" and returns it, read in
+// memory as the caller consumes it: the multipart reader never spills to
+// a temporary file, unlike ParseMultipartForm. Other fields before it are
+// collected into fields.
+func filePart(r *http.Request, fields map[string]string) (*multipart.Part, error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, apperr.New(apperr.Invalid, "send the file as multipart/form-data in the field \"file\"")
+	}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, apperr.New(apperr.Invalid, "send the file in the form field \"file\"")
+		}
+		if err != nil {
+			return nil, tooLargeOr(err, apperr.Wrap(apperr.Invalid, err, "the upload could not be read"))
+		}
+		if p.FormName() == "file" {
+			return p, nil
+		}
+		if fields != nil && len(fields) < 8 {
+			b, _ := io.ReadAll(io.LimitReader(p, 256))
+			fields[p.FormName()] = string(b)
+		}
+		p.Close()
+	}
+}
+
+func tooLargeOr(err, otherwise error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return apperr.New(apperr.Invalid, "the upload is larger than the %d MB limit", tooBig.Limit>>20)
+	}
+	return otherwise
+}
+
+func (h *handler) upload(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxUpload)
+	part, err := filePart(r, nil)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer part.Close()
+	// The name is the user's, for display only; Upload cleans it and never
+	// uses it as a path.
+	v, err := h.opt.Attachments.Upload(r.Context(), caller, part.FileName(), part)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			err = tooLargeOr(err, err)
+		}
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// contentDisposition names a file for the browser: an ASCII fallback and
+// the UTF-8 name (RFC 6266, RFC 8187), from a name already cleaned by
+// attach.DisplayName.
+func contentDisposition(kind, name string) string {
+	name = attach.DisplayName(name)
+	ascii := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' || r == '%' || r == ';' {
+			return '_'
+		}
+		return r
+	}, name)
+	return kind + `; filename="` + ascii + `"; filename*=UTF-8''` + strings.ReplaceAll(url.PathEscape(name), "'", "%27")
+}
+
+func (h *handler) getFile(w http.ResponseWriter, r *http.Request) {
+	caller, id, ok := h.avatarTarget(w, r)
+	if !ok {
+		return
+	}
+	v, data, err := h.opt.Attachments.Get(r.Context(), caller, id)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	hd := w.Header()
+	// The type is the stored one, decided from the bytes at upload, never
+	// from the name. Only our re-encoded images are shown inline; every
+	// other file (an uploaded .html among them, stored as text/plain) is a
+	// download, and nosniff stops the browser guessing otherwise.
+	ctype := v.MIME
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	disp := "attachment"
+	if inlineImages[ctype] {
+		disp = "inline"
+	}
+	hd.Set("Content-Type", ctype)
+	hd.Set("Content-Disposition", contentDisposition(disp, v.Name))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	// A file is never a document of this origin: no script, no plugins,
+	// even if some browser were to render it.
+	hd.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
+	hd.Set("Cache-Control", "private, max-age=3600")
+	hd.Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(data)
+	}
+}
+
+func (h *handler) deleteFile(w http.ResponseWriter, r *http.Request) {
+	caller, id, ok := h.avatarTarget(w, r)
+	if !ok {
+		return
+	}
+	if err := h.opt.Attachments.Delete(r.Context(), caller, id); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// transcribe takes a recording (multipart field "file", optional
+// "language") and answers {"text": …}. The audio is read into memory,
+// capped, and passed on; it is never written to disk.
+func (h *handler) transcribe(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, audio.MaxAudioBytes+64<<10)
+	fields := map[string]string{}
+	part, err := filePart(r, fields)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer part.Close()
+	data, err := io.ReadAll(io.LimitReader(part, audio.MaxAudioBytes+1))
+	if err != nil {
+		writeError(w, tooLargeOr(err, apperr.Wrap(apperr.Invalid, err, "the recording could not be read")))
+		return
+	}
+	if len(data) > audio.MaxAudioBytes {
+		writeError(w, apperr.New(apperr.Invalid, "the recording is larger than the %d MB limit", audio.MaxAudioBytes>>20))
+		return
+	}
+	ctype := part.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ctype); err != nil || !(strings.HasPrefix(mt, "audio/") || strings.HasPrefix(mt, "video/webm") || mt == "application/octet-stream") {
+		ctype = "application/octet-stream"
+	}
+	name := attach.DisplayName(part.FileName())
+	text, err := h.opt.Attachments.Transcribe(r.Context(), caller, data, name, ctype, strings.TrimSpace(fields["language"]))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"text": text})
+}
+
+// speech takes {"text", "voice"?} and streams the audio back as it comes.
+func (h *handler) speech(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var in struct {
+		Text  string `json:"text"`
+		Voice string `json:"voice"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	if err := dec.Decode(&in); err != nil {
+		writeError(w, tooLargeOr(err, apperr.New(apperr.Invalid, "send {\"text\": …} as JSON")))
+		return
+	}
+	resp, err := h.opt.Attachments.Speak(r.Context(), caller, in.Text, in.Voice)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	defer resp.Body.Close()
+	hd := w.Header()
+	hd.Set("Content-Type", resp.Header.Get("Content-Type"))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			_ = rc.Flush() // ErrNotSupported on some writers: fine
+		}
+		if err != nil {
+			return
+		}
+	}
+}
