@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -21,6 +22,7 @@ import (
 	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"github.com/llembas/lembas/assets"
+	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/core"
 	"github.com/llembas/lembas/backend/events"
@@ -59,8 +61,11 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 		NewChat: func() { d.leaveQuick(true) },
 		Open:    func() { d.leaveQuick(false) },
 		Quit:    func() { d.quit() },
+		Share:   func() { d.toggleSharing() },
 	})
 	defer d.tray.Close()
+	d.sharer = newSharer(log, cfg.Addr)
+	d.sharer.onChange = d.sharingChanged
 
 	opt := coreOptions(core.Desktop, log)
 	opt.OpenURL = openInBrowser
@@ -68,11 +73,14 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 	defer notes.Close()
 	opt.Notify = notes.Notify
 	opt.TrayStatus = d.tray.Status
+	opt.Sharer = d.sharer
 	cr, err := openCore(ctx, cfg, opt)
 	if err != nil {
 		return err
 	}
 	defer cr.Close()
+	d.sharer.attach(cr)
+	defer d.sharer.close()
 	handler, err := cr.Handler(true)
 	if err != nil {
 		return err
@@ -163,9 +171,10 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 // file and the bridge touch the runtime, and only with the context Wails
 // handed to OnStartup (any other context makes the runtime call log.Fatal).
 type desktop struct {
-	core *core.Core
-	log  *slog.Logger
-	tray *tray
+	core   *core.Core
+	log    *slog.Logger
+	tray   *tray
+	sharer *sharer
 	// quitting is set by a real Quit, which close-to-tray must let through.
 	quitting     atomic.Bool
 	benchReplies int
@@ -189,6 +198,55 @@ func (d *desktop) start(wctx context.Context) {
 	d.done = make(chan struct{})
 	d.mu.Unlock()
 	go d.forwardEvents(wctx)
+	go d.sharer.resume(wctx)
+}
+
+// toggleSharing is the tray's "Share on this network". Turning it on the
+// first time needs a password, which the window asks for: it opens on the
+// sharing settings instead.
+func (d *desktop) toggleSharing() {
+	ctx := context.Background()
+	st := d.sharer.Status(ctx)
+	if st.On {
+		d.sharer.Stop(ctx)
+		return
+	}
+	if st.NeedsPassword {
+		d.leaveQuick(false)
+		d.publishSharing(ctx, true)
+		return
+	}
+	if _, err := d.sharer.Start(ctx); err != nil {
+		d.log.Warn("sharing from the tray failed", "err", err)
+		d.leaveQuick(false)
+		d.publishSharing(ctx, true)
+	}
+}
+
+// sharingChanged keeps the tray's checkbox and the window's settings in
+// step with the sharer.
+func (d *desktop) sharingChanged(on bool) {
+	ctx := context.Background()
+	st := d.sharer.Status(ctx)
+	where := ""
+	if len(st.Addresses) > 0 {
+		where = strings.TrimSuffix(strings.TrimPrefix(st.Addresses[0], "http://"), "/")
+	}
+	d.tray.SetSharing(st.On, where)
+	d.publishSharing(ctx, false)
+}
+
+// publishSharing tells the window the sharing state; open asks it to show
+// the sharing settings.
+func (d *desktop) publishSharing(ctx context.Context, open bool) {
+	if d.core == nil {
+		return
+	}
+	d.core.Bus.Publish(events.Event{Topic: "sharing", UserID: d.core.OwnerCaller().UserID,
+		Data: struct {
+			api.ShareStatus
+			Open bool `json:"open"`
+		}{d.sharer.Status(ctx), open}})
 }
 
 // forwardEvents is the Wails sink of the event bus: the owner's events go

@@ -29,6 +29,7 @@ type tray struct {
 	started bool
 	end     func()
 	conn    *dbus.Conn // our own connection, for status checks
+	share   *systray.MenuItem
 }
 
 // startTray puts the icon and its menu on the session bus. act's functions
@@ -52,14 +53,11 @@ func startTray(log *slog.Logger, icon []byte, act trayActions) *tray {
 		newChat := systray.AddMenuItem("New chat", "Open the window on a new chat")
 		open := systray.AddMenuItem("Open LLeMbas", "Show the full window")
 		systray.AddSeparator()
-		// ---- SHARE ON THIS NETWORK (issue 4, household server) ----
-		// "Share on this network" belongs here: a checkbox item that starts
-		// and stops serving this instance on the LAN and shows its address
-		// in its title (the first time, the owner chooses a password). It
-		// waits for the household-server work; nothing is built for it yet.
-		// share := systray.AddMenuItemCheckbox("Share on this network", "…", false)
-		// systray.AddSeparator()
-		// ---- end of the sharing slot ----
+		share := systray.AddMenuItemCheckbox("Share on this network", "Serve LLeMbas to the other devices at home", false)
+		t.mu.Lock()
+		t.share = share
+		t.mu.Unlock()
+		systray.AddSeparator()
 		quit := systray.AddMenuItem("Quit", "Quit LLeMbas")
 		go func() {
 			for {
@@ -70,6 +68,10 @@ func startTray(log *slog.Logger, icon []byte, act trayActions) *tray {
 					act.NewChat()
 				case <-open.ClickedCh:
 					act.Open()
+				case <-share.ClickedCh:
+					if act.Share != nil {
+						act.Share()
+					}
 				case <-quit.ClickedCh:
 					act.Quit()
 					return
@@ -81,6 +83,27 @@ func startTray(log *slog.Logger, icon []byte, act trayActions) *tray {
 	t.started, t.end = true, end
 	log.Info("tray icon started", "status", t.Status())
 	return t
+}
+
+// SetSharing shows whether the app is shared, and where, on the menu's
+// checkbox.
+func (t *tray) SetSharing(on bool, where string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	item := t.share
+	t.mu.Unlock()
+	if item == nil {
+		return
+	}
+	if on {
+		item.Check()
+		item.SetTitle("Share on this network (" + where + ")")
+	} else {
+		item.Uncheck()
+		item.SetTitle("Share on this network")
+	}
 }
 
 // Registered reports whether the icon is shown by a tray host right now.

@@ -15,3 +15,5 @@ func (t *tray) Registered() bool { return false }
 func (t *tray) Status() string { return "no tray on this platform yet" }
 
 func (t *tray) Close() {}
+
+func (t *tray) SetSharing(on bool, where string) {}

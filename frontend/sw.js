@@ -14,7 +14,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v1';
+const VERSION = 'v2';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -44,10 +44,13 @@ const SHELL = [
   '/js/messages.js',
   '/js/modelpicker.js',
   '/js/notify.js',
+  '/js/quick.js',
   '/js/router.js',
   '/js/settings-connections.js',
   '/js/settings-models.js',
   '/js/settings.js',
+  '/js/sharing.js',
+  '/js/shortcuts.js',
   '/js/sidebar.js',
   '/js/store.js',
   '/js/theme.js',

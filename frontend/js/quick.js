@@ -172,6 +172,11 @@ export function initWindow() {
     openQuick(win);
     reportMode();
   });
+  // The tray's "Share on this network" needs a password the first time:
+  // it opens the window here to ask for one.
+  on('sharing', (s) => {
+    if (s && s.open) navigate(hrefs.settings('sharing'));
+  });
   document.addEventListener('keydown', onEscape);
   reportShown();
 }

@@ -15,6 +15,7 @@ import { PermissionsSettings, InstanceSettings } from './admin-instance.js';
 import { formatBytes } from './format.js';
 import { ShortcutSettings } from './shortcuts.js';
 import { DesktopSettings } from './quick.js';
+import { SharingSettings } from './sharing.js';
 
 const TABS = [
   { id: 'connections', label: 'Connections', admin: true },
@@ -26,6 +27,7 @@ const TABS = [
   { id: 'account', label: 'Account' },
   { id: 'keyboard', label: 'Keyboard' },
   { id: 'desktop', label: 'Desktop', desktop: true },
+  { id: 'sharing', label: 'Sharing', desktop: true },
   { id: 'about', label: 'About' },
 ];
 
@@ -66,6 +68,7 @@ export function SettingsView({ tab, sub, narrow }) {
       ${shown === 'account' && html`<${AccountSettings} />`}
       ${shown === 'keyboard' && html`<${ShortcutSettings} />`}
       ${shown === 'desktop' && html`<${DesktopSettings} />`}
+      ${shown === 'sharing' && html`<${SharingSettings} />`}
       ${shown === 'about' && html`<${InfoPanel} />`}
     </div>`;
 }

@@ -2,10 +2,14 @@ package desktop
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,7 +36,9 @@ func TestDesktopAppQuickChat(t *testing.T) {
 	watcher := harness.StartFakeWatcher(t, bus)
 	harness.StartFakeNotifications(t, bus) // the self-test sends one
 	dataDir := t.TempDir()
-	env := harness.Env(dataDir, "DISPLAY="+display, "LEMBAS_SELFTEST=1", "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS="+bus)
+	sharePort := freePort(t)
+	env := harness.Env(dataDir, "DISPLAY="+display, "LEMBAS_SELFTEST=1", "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS="+bus,
+		"LEMBAS_ADDR=127.0.0.1:"+sharePort)
 	llm := fakellm.New(t)
 	llm.SetDefault(fakellm.Stream("A quick answer, ", "kept with ", "the other chats.").Every(10 * time.Millisecond))
 	seedConnection(t, dataDir, llm.URL())
@@ -70,7 +76,7 @@ func TestDesktopAppQuickChat(t *testing.T) {
 		for _, e := range entries {
 			labels = append(labels, e.Label)
 		}
-		if got := strings.Join(labels, ", "); got != "Quick chat, New chat, Open LLeMbas, Quit" {
+		if got := strings.Join(labels, ", "); got != "Quick chat, New chat, Open LLeMbas, Share on this network, Quit" {
 			t.Fatalf("tray menu: %s", got)
 		}
 		n := countLines(app.Stdout(), "selftest PASS window ")
@@ -100,6 +106,28 @@ func TestDesktopAppQuickChat(t *testing.T) {
 			t.Errorf("New chat: %s", l)
 		}
 		waitCompact(t, display, win, false)
+
+		// Share on this network: with a password for the owner, the tray
+		// starts the household server in the app and stops it again.
+		owner := ownerName(t, dataDir)
+		harness.Must(t, setPassword(bin, env, owner, "owner-shares-from-tray"), "create-admin")
+		base := "http://127.0.0.1:" + sharePort
+		watcher.Click(t, item, "Share on this network")
+		waitServing(t, base, true)
+		c := harness.Login(t, base, owner, "owner-shares-from-tray")
+		var me struct{ Username string }
+		harness.APIAs(t, c, base, "Account.Me", &me)
+		if me.Username != owner {
+			t.Errorf("signed in over the LAN as %q, want the owner %q", me.Username, owner)
+		}
+		_, entries = watcher.Menu(t, item)
+		if !slices.ContainsFunc(entries, func(e harness.MenuEntry) bool {
+			return strings.HasPrefix(e.Label, "Share on this network (") && e.Toggled
+		}) {
+			t.Errorf("the tray does not show sharing as on: %+v", entries)
+		}
+		watcher.Click(t, item, "Share on this network (")
+		waitServing(t, base, false)
 
 		watcher.Click(t, item, "Quit")
 		if code := app.Wait(t, 20*time.Second); code != 0 {
@@ -160,6 +188,59 @@ func TestDesktopNoBus(t *testing.T) {
 	if code := app.Wait(t, 20*time.Second); code != 0 {
 		t.Fatalf("exit code %d after SIGTERM, want 0", code)
 	}
+}
+
+// freePort is a TCP port nothing listens on right now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// ownerName is the desktop owner's username (the OS account's).
+func ownerName(t *testing.T, dataDir string) string {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(dataDir, "lembas.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var name string
+	harness.Must(t, db.Write().QueryRow(`SELECT username FROM users WHERE is_owner = 1`).Scan(&name), "owner")
+	return name
+}
+
+// setPassword runs `lembas create-admin` beside the running app.
+func setPassword(bin string, env []string, user, password string) error {
+	cmd := exec.Command(bin, "create-admin", "--username", user, "--password-stdin")
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(password + "\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// waitServing waits until base answers (on) or refuses connections (off).
+func waitServing(t *testing.T, base string, on bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/api/auth/state")
+		if err == nil {
+			resp.Body.Close()
+		}
+		if (err == nil && resp.StatusCode == 200) == on {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s serving = %v, want %v", base, !on, on)
 }
 
 // setPref stores one of the owner's preferences before the app starts.

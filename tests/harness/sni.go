@@ -128,6 +128,8 @@ func (w *FakeWatcher) WaitItem(t testing.TB, timeout time.Duration) TrayItem {
 type MenuEntry struct {
 	ID    int32
 	Label string
+	// Toggled is a checkbox item's state (dbusmenu "toggle-state" 1).
+	Toggled bool
 }
 
 type menuLayout struct {
@@ -165,19 +167,25 @@ func (w *FakeWatcher) Menu(t testing.TB, it TrayItem) (dbus.ObjectPath, []MenuEn
 			t.Fatalf("menu child: %v (%T)", err, c.Value())
 		}
 		if l, ok := child.Props["label"].Value().(string); ok && l != "" {
-			out = append(out, MenuEntry{ID: child.ID, Label: l})
+			e := MenuEntry{ID: child.ID, Label: l}
+			if v, ok := child.Props["toggle-state"]; ok {
+				n, _ := v.Value().(int32)
+				e.Toggled = n == 1
+			}
+			out = append(out, e)
 		}
 	}
 	return path, out
 }
 
-// Click sends a "clicked" event for the menu entry labelled label, as a
-// panel does when it is chosen.
+// Click sends a "clicked" event for the menu entry labelled label (or, with
+// a label ending in "(", the entry whose label starts with it), as a panel
+// does when it is chosen.
 func (w *FakeWatcher) Click(t testing.TB, it TrayItem, label string) {
 	t.Helper()
 	path, entries := w.Menu(t, it)
 	for _, e := range entries {
-		if e.Label == label {
+		if e.Label == label || strings.HasSuffix(label, "(") && strings.HasPrefix(e.Label, label) {
 			call := w.conn.Object(it.Service, path).Call(dbusmenuName+".Event", 0, e.ID, "clicked", dbus.MakeVariant(int32(0)), uint32(time.Now().Unix()))
 			if call.Err != nil {
 				t.Fatalf("click %q: %v", label, call.Err)
