@@ -91,12 +91,31 @@ export function ChatView({ chatId, narrow }) {
   const [renaming, setRenaming] = useState(false);
   // Settings chosen on the new-chat screen, sent with the first message.
   const [pendingSettings, setPendingSettings] = useState({});
+  // A new chat's model: one asked for (a pinned model's shortcut), else the
+  // reader's default model, else the one they used last, else the
+  // instance's default, else the first in the picker.
+  const intentModel = useRef(0);
+  const modelChosen = useRef(false);
   const [newModelId, setNewModelId] = useState(() => {
     const want = takeIntent('modelId');
-    if (want) return want;
+    if (want) {
+      intentModel.current = want;
+      return want;
+    }
     const last = Number(storage(LAST_MODEL_KEY));
     return Number.isFinite(last) && last > 0 ? last : 0;
   });
+  useEffect(() => {
+    if (!isNew || intentModel.current) return;
+    let live = true;
+    call('Prefs.Get').then((p) => {
+      if (!live || modelChosen.current || !p) return;
+      const last = Number(storage(LAST_MODEL_KEY));
+      const pick = p.defaultModel || (Number.isFinite(last) && last > 0 ? last : 0) || p.instanceDefaultModel;
+      if (pick) setNewModelId(pick);
+    }, () => {});
+    return () => { live = false; };
+  }, [isNew]);
 
   const states = useRef(new Map()).current;
   const follower = useRef(null);
@@ -570,6 +589,7 @@ export function ChatView({ chatId, narrow }) {
 
   const changeModel = async (m) => {
     if (isNew) {
+      modelChosen.current = true;
       setNewModelId(m.id);
       storage(LAST_MODEL_KEY, String(m.id));
       return;
