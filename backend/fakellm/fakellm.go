@@ -33,7 +33,8 @@ type Server struct {
 	def    Reply
 	models Reply
 	reqs   []Request
-	grew   chan struct{} // closed and replaced whenever reqs grows, to wake WaitRequests
+	grew   chan struct{}    // closed and replaced whenever reqs grows, to wake WaitRequests
+	routes map[string]Reply // "METHOD /path" → reply, for other endpoints (audio)
 }
 
 // Request is one request the server received.
@@ -98,6 +99,19 @@ func (s *Server) SetModels(r Reply) {
 	s.models = r
 }
 
+// SetRoute answers method and path (such as "POST", "/v1/audio/speech")
+// with r, for the endpoints besides chat completions and models: audio
+// transcription, speech and voice lists. Func replies see the request body
+// (a multipart upload included) as received.
+func (s *Server) SetRoute(method, path string, r Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.routes == nil {
+		s.routes = map[string]Reply{}
+	}
+	s.routes[method+" "+path] = r
+}
+
 // Requests returns every request received so far, in arrival order.
 // Callers must not modify the bodies, headers or decoded JSON.
 func (s *Server) Requests() []Request {
@@ -141,6 +155,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	close(s.grew)
 	s.grew = make(chan struct{})
 	var rep Reply
+	route, routed := s.routes[r.Method+" "+r.URL.Path]
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
 		if len(s.queue) > 0 {
@@ -150,6 +165,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		rep = s.models
+	case routed:
+		rep = route
 	default:
 		rep = Status(http.StatusNotFound, fmt.Sprintf(
 			`{"error":{"message":"Invalid URL (%s %s)","type":"invalid_request_error","param":null,"code":null}}`,
