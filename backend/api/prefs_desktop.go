@@ -23,11 +23,16 @@ type DesktopPrefs struct {
 	// Shortcuts are the rebound keyboard shortcuts, action → keys
 	// ("Ctrl+Shift+O"); actions not listed keep their default.
 	Shortcuts map[string]string `json:"shortcuts"`
+	// NotifyReplies shows a native notification when a reply finishes
+	// while the window is hidden or another chat is open (on unless
+	// turned off).
+	NotifyReplies bool `json:"notifyReplies"`
 }
 
 // DesktopPatch changes the desktop preferences that are set.
 type DesktopPatch struct {
 	CloseToTray   *bool              `json:"closeToTray,omitempty"`
+	NotifyReplies *bool              `json:"notifyReplies,omitempty"`
 	QuickChat     *ids.ChatID        `json:"quickChat,omitempty"`
 	QuickContinue *bool              `json:"quickContinue,omitempty"`
 	Shortcuts     *map[string]string `json:"shortcuts,omitempty"`
@@ -50,6 +55,7 @@ func DesktopPrefsFrom(m map[string]string) DesktopPrefs {
 		QuickChat:     ids.ChatID(quick),
 		QuickContinue: m["quick_continue"] == "1",
 		Shortcuts:     map[string]string{},
+		NotifyReplies: m["notify_replies"] != "0",
 	}
 	if s := m["shortcuts"]; s != "" {
 		json.Unmarshal([]byte(s), &p.Shortcuts)
@@ -87,7 +93,7 @@ func (p *Prefs) setDesktop(ctx context.Context, c Caller, patch DesktopPatch) er
 			return err
 		}
 	}
-	for key, v := range map[string]*bool{"close_to_tray": patch.CloseToTray, "quick_continue": patch.QuickContinue} {
+	for key, v := range map[string]*bool{"close_to_tray": patch.CloseToTray, "quick_continue": patch.QuickContinue, "notify_replies": patch.NotifyReplies} {
 		if v == nil {
 			continue
 		}

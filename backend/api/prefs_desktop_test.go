@@ -47,3 +47,12 @@ func TestDesktopPrefsFrom(t *testing.T) {
 		t.Fatalf("bad JSON: %+v", p.Shortcuts)
 	}
 }
+
+func TestNotifyRepliesIsOnUntilTurnedOff(t *testing.T) {
+	if !DesktopPrefsFrom(map[string]string{}).NotifyReplies {
+		t.Error("reply notifications are off before anyone chose")
+	}
+	if DesktopPrefsFrom(map[string]string{"notify_replies": "0"}).NotifyReplies {
+		t.Error("turning reply notifications off did not stick")
+	}
+}

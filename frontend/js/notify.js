@@ -30,7 +30,10 @@ export function notifyReply({ chatId, title, status }, onOpen) {
   // Notification permission to ask for, and another chat being open is
   // reason enough to tell the reader.
   if (isDesktop()) {
-    call('App.Notify', { title: title || 'LLeMbas', body }).catch((err) => console.warn('lembas: notification failed:', err.message));
+    // Settings → Desktop can turn these off (Prefs.notifyReplies).
+    call('Prefs.Get')
+      .then((p) => (p && p.notifyReplies === false ? null : call('App.Notify', { title: title || 'LLeMbas', body })))
+      .catch((err) => console.warn('lembas: notification failed:', err.message));
     return;
   }
   if (!supported() || Notification.permission !== 'granted' || !document.hidden) return;

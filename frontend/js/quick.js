@@ -246,6 +246,20 @@ export function DesktopSettings() {
         </fieldset>
       </div>
     </section>
+    <section class="card" aria-labelledby="notify-title">
+      <header class="card-header"><h2 id="notify-title" class="card-title">Notifications</h2></header>
+      <div class="card-body settings-stack">
+        <label class="switch-row">
+          <span class="switch">
+            <input type="checkbox" id="notify-replies" checked=${prefs.notifyReplies !== false}
+              onChange=${(e) => save({ notifyReplies: e.currentTarget.checked })} />
+            <span class="visually-hidden">Notify when a reply finishes</span>
+            <span class="switch-track" aria-hidden="true"></span>
+          </span>
+          <span>Notify when a reply finishes while the window is hidden or another chat is open.</span>
+        </label>
+      </div>
+    </section>
     <section class="card" aria-labelledby="tray-title">
       <header class="card-header"><h2 id="tray-title" class="card-title">Tray</h2></header>
       <div class="card-body settings-stack">
