@@ -604,3 +604,52 @@ func TestSecretsNeverLeave(t *testing.T) {
 		}
 	}
 }
+
+// Admins configure the instance; they do not read other people's chats.
+func TestAdminsDoNotReachOthersPrivateData(t *testing.T) {
+	w := newWeb(t, webOptions{})
+	llm := fakellm.New(t)
+	admin, member := newClient(), newClient()
+	w.signUp(admin, "gandalf", "you-shall-not-pass")
+	w.call(admin, "Admin.SetSettings", map[string]string{"signUpMode": "open"})
+	w.call(admin, "Connections.Create", map[string]any{"name": "shared", "baseUrl": llm.URL()})
+	w.signUp(member, "sam", "po-tay-toes-boiled")
+
+	_, body := w.call(member, "Models.Picker")
+	var models []struct{ ID int64 }
+	json.Unmarshal([]byte(body), &models)
+	if len(models) == 0 {
+		t.Fatalf("the member sees no shared model: %s", body)
+	}
+	code, body := w.call(member, "Chats.Send", map[string]any{"modelId": models[0].ID, "content": "my secret garden plans"})
+	if code != 200 {
+		t.Fatalf("member's send: %d %s", code, body)
+	}
+	var turn struct {
+		Chat struct{ ID int64 } `json:"chat"`
+	}
+	json.Unmarshal([]byte(body), &turn)
+	_, body = w.call(member, "Folders.Create", "Garden")
+	var folder struct{ ID int64 }
+	json.Unmarshal([]byte(body), &folder)
+
+	for _, probe := range []struct {
+		method string
+		args   []any
+	}{
+		{"Chats.Get", []any{turn.Chat.ID}},
+		{"Chats.Messages", []any{turn.Chat.ID}},
+		{"Chats.Trash", []any{turn.Chat.ID}},
+		{"Folders.Rename", []any{folder.ID, "Mine now"}},
+	} {
+		if code, body := w.call(admin, probe.method, probe.args...); code != 404 {
+			t.Errorf("admin %s on the member's data: %d %s, want 404", probe.method, code, body)
+		}
+	}
+	if _, body := w.call(admin, "Chats.Search", "garden"); strings.Contains(body, "garden") {
+		t.Errorf("the admin's search finds the member's chat: %s", body)
+	}
+	if _, body := w.call(admin, "Chats.List"); strings.Contains(body, fmt.Sprint(turn.Chat.ID)) && strings.Contains(body, "garden") {
+		t.Errorf("the admin's chat list shows the member's chat: %s", body)
+	}
+}
