@@ -444,10 +444,10 @@ export function ChatView({ chatId, narrow }) {
 
   const modelId = isNew ? newModelId : chat ? chat.modelId || 0 : 0;
 
-  const send = async (text) => {
+  const send = async (text, attachments = []) => {
     if (isNew) {
       try {
-        const r = await call('Chats.Send', { modelId: modelId || undefined, content: text, ...pendingSettings });
+        const r = await call('Chats.Send', { modelId: modelId || undefined, content: text, attachments, ...pendingSettings });
         setPendingSettings({});
         storage(NEW_DRAFT_KEY, null);
         handoff.set(r.chat.id, { chat: r.chat, messages: [r.user, r.assistant] });
@@ -462,7 +462,7 @@ export function ChatView({ chatId, narrow }) {
     const fol = follower.current;
     fol.hold();
     try {
-      const r = await call('Chats.Send', { chatId, modelId: modelId || undefined, content: text });
+      const r = await call('Chats.Send', { chatId, modelId: modelId || undefined, content: text, attachments });
       setMessages((ms) => ms.filter((m) => m.id !== r.user.id && m.id !== r.assistant.id).concat([r.user, r.assistant]));
       if (r.chat) setChat((old) => ({ ...old, ...r.chat, draft: '' }));
       startFresh(r.assistant);
@@ -741,7 +741,8 @@ export function ChatView({ chatId, narrow }) {
           <${Composer} key=${chatId || 'new'}
             draft=${isNew ? storage(NEW_DRAFT_KEY) || '' : drafts.has(chatId) ? drafts.get(chatId) : (chat && chat.draft) || ''}
             saveDraft=${saveDraft} onDraft=${onDraft} streaming=${busy} disabled=${!!disabledReason} disabledReason=${disabledReason}
-            onSend=${send} onStop=${stop} autoFocus=${!narrow} />`}
+            onSend=${send} onStop=${stop} autoFocus=${!narrow}
+            vision=${!!(store.models.find((m) => m.id === modelId) || { capabilities: {} }).capabilities?.vision} />`}
       </div>
     </div>`;
 }

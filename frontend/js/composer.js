@@ -5,7 +5,9 @@
 // typing stops, and flushed when the composer goes away.
 
 import { html, useState, useEffect, useRef, useLayoutEffect } from '../vendor/htm-preact/standalone.module.js';
-import { Icon } from './ui.js';
+import { Icon, toast } from './ui.js';
+import { limits, upload, removeUpload, check, AttachmentList, SmallIcon, filesFrom, pastedName, formatSize } from './attachments.js';
+import { DictateButton } from './voice.js';
 
 export const DRAFT_DELAY_MS = 500;
 
@@ -30,13 +32,21 @@ export function isSendKey(e, composing) {
  *   onDraft      fn(text): optional, told of every change at once (cheap, local)
  *   streaming    the open chat is replying: the button is Stop
  *   disabled     nothing can be sent (no model, say); the reason in disabledReason
- *   onSend(text) resolves to true when the message was accepted
+ *   onSend(text, attachmentIds) resolves to true when the message was accepted
+ *   vision       the chosen model sees images (false: a warning before sending)
  *   onStop()
  *   autoFocus
  */
-export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder }) {
+export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
+  // files: {key, name, size, kind, status: uploading|ready|error, id?, url?, error?}
+  const [files, setFiles] = useState([]);
+  const [lim, setLim] = useState(null);
+  const [dragging, setDragging] = useState(false);
+  const picker = useRef(null);
+  const filesRef = useRef(files);
+  filesRef.current = files;
   const ta = useRef(null);
   const composing = useRef(false);
   const timer = useRef(0);
@@ -64,7 +74,47 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
 
   useEffect(() => {
     if (autoFocus && ta.current) ta.current.focus({ preventScroll: true });
+    let live = true;
+    limits().then((l) => { if (live) setLim(l); });
+    return () => { live = false; };
   }, []);
+
+  // addFiles checks each file against the limits before uploading it; a
+  // refused or failed file becomes a chip that says why, and the typed text
+  // is never touched.
+  const addFiles = (list) => {
+    let count = filesRef.current.filter((f) => f.status !== 'error').length;
+    const added = [];
+    list.forEach((file, i) => {
+      const name = file.name && file.name !== 'image.png' ? file.name : pastedName(file, i);
+      const key = 'f' + Math.random().toString(36).slice(2);
+      const why = check(file, count, lim);
+      const kind = /^image\//.test(file.type) ? 'image' : file.type === 'application/pdf' ? 'pdf' : 'text';
+      if (why) {
+        added.push({ key, name, size: file.size, kind, status: 'error', error: why });
+        return;
+      }
+      count++;
+      added.push({ key, name, size: file.size, kind, status: 'uploading' });
+      upload(file, name).then(
+        (v) => setFiles((fs) => {
+          if (!fs.some((f) => f.key === key)) {
+            removeUpload(v.id); // removed while it uploaded
+            return fs;
+          }
+          return fs.map((f) => (f.key === key ? { ...f, ...v, key, status: 'ready' } : f));
+        }),
+        (err) => setFiles((fs) => fs.map((f) => (f.key === key ? { ...f, status: 'error', error: err.message || 'The upload failed.' } : f))),
+      );
+    });
+    if (added.length) setFiles((fs) => fs.concat(added));
+  };
+
+  const removeFile = (item) => {
+    if (item.id && item.status === 'ready') removeUpload(item.id);
+    setFiles((fs) => fs.filter((f) => f.key !== item.key));
+    if (ta.current) ta.current.focus({ preventScroll: true });
+  };
 
   useLayoutEffect(() => {
     const el = ta.current;
@@ -80,22 +130,30 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     timer.current = setTimeout(flush, DRAFT_DELAY_MS);
   };
 
+  const uploading = files.some((f) => f.status === 'uploading');
+  const ready = files.filter((f) => f.status === 'ready');
+
   const submit = async () => {
     const v = text;
-    if (!v.trim() || streaming || disabled || sending) return;
+    if ((!v.trim() && ready.length === 0) || streaming || disabled || sending) return;
+    if (uploading) {
+      toast('Wait for the files to finish uploading.');
+      return;
+    }
     clearTimeout(timer.current);
     pending.current = null;
     setText('');
     setSending(true);
     let ok = false;
     try {
-      ok = await onSend(v);
+      ok = await onSend(v, ready.map((f) => f.id));
     } finally {
       setSending(false);
     }
     if (!ok) {
       setText((cur) => (cur === '' ? v : cur));
     } else {
+      setFiles((fs) => fs.filter((f) => !ready.includes(f)));
       if (onDraft) onDraft('');
       if (save.current) save.current('');
     }
@@ -118,17 +176,53 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     else submit();
   };
 
-  const canSend = !!text.trim() && !disabled && !sending;
+  const canSend = (!!text.trim() || ready.length > 0) && !uploading && !disabled && !sending;
+  const attachAllowed = !lim || lim.allowed !== false;
+  const imagesHidden = !vision && files.some((f) => f.kind === 'image' && f.status !== 'error');
+  const onDragOver = (e) => {
+    if (!attachAllowed || !e.dataTransfer || ![...(e.dataTransfer.types || [])].includes('Files')) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+    if (!dragging) setDragging(true);
+  };
+  const onDrop = (e) => {
+    setDragging(false);
+    const list = filesFrom(e.dataTransfer);
+    if (!list.length) return;
+    e.preventDefault();
+    e.stopPropagation();
+    addFiles(list);
+  };
+  const onPaste = (e) => {
+    const list = filesFrom(e.clipboardData);
+    if (!list.length || !attachAllowed) return;
+    // Text pastes as text; only files (a copied image) become attachments.
+    if (!(e.clipboardData.getData('text/plain') || '').trim()) e.preventDefault();
+    addFiles(list);
+  };
+  const limitHint = lim ? `Up to ${lim.maxFiles} files, ${formatSize(lim.maxBytes)} each: images, PDFs and text files` : '';
   return html`
-    <form class="composer" onSubmit=${onSubmit}>
+    <form class=${'composer' + (dragging ? ' is-dragging' : '')} onSubmit=${onSubmit}
+      onDragOver=${onDragOver} onDragLeave=${(e) => { if (e.target === e.currentTarget) setDragging(false); }} onDrop=${onDrop}>
+      <${AttachmentList} items=${files} onRemove=${removeFile} label="Files to send" />
+      ${imagesHidden ? html`<p class="composer-warning" role="status">This model cannot see images: they will not be sent to it. Choose a model marked for vision to ask about them.</p>` : null}
       <label class="visually-hidden" for="composer-input">Message</label>
       <textarea id="composer-input" class="composer-input" ref=${ta} rows="1" value=${text}
         placeholder=${placeholder || 'Write a message'} aria-describedby=${disabledReason ? 'composer-note' : undefined}
         onInput=${(e) => { setText(e.currentTarget.value); schedule(e.currentTarget.value); }}
-        onKeyDown=${onKeyDown}
+        onKeyDown=${onKeyDown} onPaste=${onPaste}
         oncompositionstart=${() => { composing.current = true; }}
         oncompositionend=${() => { setTimeout(() => { composing.current = false; }, 0); }}></textarea>
       <div class="composer-bar">
+        <input type="file" multiple class="visually-hidden" tabindex="-1" aria-hidden="true" ref=${picker}
+          accept=${lim ? lim.accept : undefined} id="composer-file"
+          onChange=${(e) => { addFiles([...e.currentTarget.files]); e.currentTarget.value = ''; }} />
+        <button type="button" class="btn btn-ghost composer-attach" id="composer-attach" disabled=${!attachAllowed}
+          title=${attachAllowed ? limitHint : 'You are not allowed to attach files'} aria-label="Attach files"
+          onClick=${() => picker.current && picker.current.click()}>
+          <${SmallIcon} name="clip" />
+        </button>
+        <${DictateButton} onText=${(t) => { setText((cur) => { const v = cur ? cur.replace(/\s*$/, ' ') + t : t; schedule(v); return v; }); if (ta.current) ta.current.focus({ preventScroll: true }); }} />
         ${disabledReason ? html`<p id="composer-note" class="composer-note">${disabledReason}</p>` : html`<p class="composer-hint">Enter to send, Shift+Enter for a new line</p>`}
         <button type="submit" class=${'btn btn-primary composer-send' + (streaming ? ' is-stop' : '')} id="composer-button"
           disabled=${!streaming && !canSend}>

@@ -9,6 +9,8 @@ import { typeset } from './math.js';
 import { ReplyView } from './frames.js';
 import { Icon } from './ui.js';
 import { formatMetrics, metricsTitle, formatDate } from './format.js';
+import { AttachmentList } from './attachments.js';
+import { ReadAloudButton, readAloud, audioStatus } from './voice.js';
 
 // ---------- User turns ----------
 
@@ -71,7 +73,8 @@ export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted }) {
             <button type="submit" class="btn btn-sm btn-primary" disabled=${saving || !text.trim()}>Save and send</button>
           </div>
         </form>` : html`
-        <div class="msg-bubble"><p class="msg-text">${msg.content}</p></div>
+        ${msg.attachments && msg.attachments.length ? html`<${AttachmentList} items=${msg.attachments} label="Attached files" />` : null}
+        ${msg.content ? html`<div class="msg-bubble"><p class="msg-text">${msg.content}</p></div>` : null}
         <div class="msg-actions">
           <button type="button" class="btn btn-ghost btn-sm" ref=${editBtn} onClick=${start} disabled=${!canEdit}
             title=${canEdit ? 'Edit this message' : 'Wait for the reply to finish'}>
@@ -188,13 +191,31 @@ export class AssistantMessage extends Component {
     const st = this.props.state;
     if (!st) return;
     this.sig = signature(st);
+    // Read aloud automatically only a reply seen finishing here: one that
+    // was already over when the chat opened is never read.
+    let wasLive = !st.final;
     this.unsub = st.subscribe(() => {
+      if (wasLive && st.final) {
+        wasLive = false;
+        if (st.status === 'final') {
+          audioStatus().then((a) => { if (a.autoRead && a.tts) readAloud(this.replyText(), this.props.msg.id); });
+        }
+      }
       const s = signature(st);
       if (s !== this.sig) {
         this.sig = s;
         this.forceUpdate();
       }
     });
+  }
+
+  // replyText is what reading aloud reads: the Markdown source when the
+  // message has it, else the text shown (a reply that just streamed).
+  replyText() {
+    if (this.props.msg.content) return this.props.msg.content;
+    const el = document.getElementById('msg-' + this.props.msg.id);
+    const body = el && el.querySelector('.msg-body');
+    return body ? body.innerText : '';
   }
 
   render({ msg, state, isLast, chatBusy, onCopy, onRegenerate, onContinue, onAnnounce, onSynced, highlighted }) {
@@ -226,6 +247,7 @@ export class AssistantMessage extends Component {
                 <button type="button" class="btn btn-ghost btn-sm" onClick=${onRegenerate}>
                   <${Icon} name="regenerate" /><span>Regenerate</span>
                 </button>`}
+              ${hasContent && html`<${ReadAloudButton} id=${msg.id} text=${() => this.replyText()} />`}
               ${canContinue && html`
                 <button type="button" class="btn btn-ghost btn-sm" onClick=${onContinue}>
                   <${Icon} name="continue" /><span>Continue</span>

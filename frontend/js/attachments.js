@@ -1,0 +1,152 @@
+// attachments.js — files in the composer and in sent messages. The bytes go
+// through the shared HTTP handler (POST /api/files) in the browser and in
+// the desktop app alike (there it is the Wails asset server): never as
+// base64 through the bridge. Names come from users and are rendered as text
+// only; images are shown from GET /api/files/{id}, which serves only our
+// re-encoded PNG and JPEG inline.
+
+import { html } from '../vendor/htm-preact/standalone.module.js';
+import { call, ApiError } from './transport.js';
+
+// The limits until Files.Limits answers (the server's defaults).
+const FALLBACK = { maxBytes: 32 << 20, maxFiles: 10, maxPending: 40, accept: '', kinds: '', allowed: true };
+let limitsPromise = null;
+
+/** limits resolves to {maxBytes, maxFiles, accept, kinds, allowed}. */
+export function limits() {
+  if (!limitsPromise) {
+    limitsPromise = call('Files.Limits').catch(() => {
+      limitsPromise = null;
+      return FALLBACK;
+    });
+  }
+  return limitsPromise;
+}
+
+export function formatSize(n) {
+  if (!Number.isFinite(n) || n < 0) return '';
+  if (n >= 1 << 20) return (n / (1 << 20)).toFixed(n >= 10 << 20 ? 0 : 1) + ' MB';
+  if (n >= 1 << 10) return Math.round(n / (1 << 10)) + ' KB';
+  return n + ' bytes';
+}
+
+async function readError(res) {
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    // not JSON
+  }
+  const e = body && body.error;
+  const kind = e && e.kind ? e.kind : res.status === 401 ? 'unauthorized' : res.status >= 500 ? 'unavailable' : 'invalid';
+  return new ApiError(kind, (e && e.message) || `The server answered ${res.status}.`);
+}
+
+/** upload sends one File and resolves to its AttachmentView. */
+export async function upload(file, name) {
+  const form = new FormData();
+  form.append('file', file, name || file.name || 'pasted');
+  let res;
+  try {
+    res = await fetch('/api/files', { method: 'POST', body: form, credentials: 'same-origin' });
+  } catch {
+    throw new ApiError('unavailable', 'Could not reach the server to upload the file.');
+  }
+  if (!res.ok) throw await readError(res);
+  return res.json();
+}
+
+/** removeUpload deletes an unsent upload (best effort: the sweep takes the rest). */
+export function removeUpload(id) {
+  return fetch('/api/files/' + encodeURIComponent(id), { method: 'DELETE', credentials: 'same-origin' }).catch(() => {});
+}
+
+/**
+ * check returns why file cannot be attached next to `count` others, or ''.
+ * It runs before anything is uploaded.
+ */
+export function check(file, count, lim) {
+  if (lim && lim.allowed === false) return 'You are not allowed to attach files; ask an administrator.';
+  if (lim && count >= lim.maxFiles) return `A message can carry at most ${lim.maxFiles} files.`;
+  if (lim && file.size > lim.maxBytes) {
+    return `${file.name || 'This file'} is ${formatSize(file.size)}; the limit is ${formatSize(lim.maxBytes)}.`;
+  }
+  if (file.size === 0) return `${file.name || 'This file'} is empty.`;
+  return '';
+}
+
+const ICON_PATHS = {
+  file: 'M6 3h8l4 4v14H6zM14 3v4h4',
+  image: 'M4 5h16v14H4zM4 16l5-5 4 4 3-3 4 4M15 9h.01',
+  pdf: 'M6 3h8l4 4v14H6zM14 3v4h4M9 13h6M9 17h6',
+  close: 'M6 6l12 12M18 6L6 18',
+  clip: 'M8 12l6-6a3 3 0 0 1 4 4l-8 8a5 5 0 0 1-7-7l7-7',
+};
+
+export function SmallIcon({ name }) {
+  return html`<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d=${ICON_PATHS[name] || ''} /></svg>`;
+}
+
+/**
+ * Chip is one attachment: {name, kind, size, url?, status?, error?, note?}.
+ * In the composer it has a remove button; in a sent message an image shows
+ * its thumbnail and any file opens from its URL.
+ */
+export function Chip({ item, onRemove }) {
+  const status = item.status || 'ready';
+  const label = item.name || 'file';
+  const icon = item.kind === 'image' ? 'image' : item.kind === 'pdf' ? 'pdf' : 'file';
+  const detail = status === 'uploading' ? 'uploading…' : status === 'error' ? item.error : formatSize(item.size);
+  const body = html`
+    ${item.kind === 'image' && item.url && status === 'ready'
+      ? html`<img class="attach-thumb" src=${item.url} alt="" loading="lazy" width="40" height="40" />`
+      : html`<span class="attach-icon"><${SmallIcon} name=${icon} /></span>`}
+    <span class="attach-text">
+      <span class="attach-name">${label}</span>
+      ${detail ? html`<span class="attach-detail">${detail}</span>` : null}
+      ${item.note && status === 'ready' ? html`<span class="attach-note">${item.note}</span>` : null}
+    </span>`;
+  return html`
+    <li class=${'attach-chip is-' + status + ' kind-' + icon} data-kind=${item.kind || ''} title=${label}>
+      ${item.url && status === 'ready' && !onRemove
+        ? html`<a class="attach-link" href=${item.url} target="_blank" rel="noopener noreferrer">${body}</a>`
+        : body}
+      ${onRemove ? html`
+        <button type="button" class="btn btn-ghost btn-sm attach-remove" onClick=${() => onRemove(item)}
+          aria-label=${'Remove ' + label} title="Remove">
+          <${SmallIcon} name="close" />
+        </button>` : null}
+    </li>`;
+}
+
+/** AttachmentList shows chips; onRemove makes them removable. */
+export function AttachmentList({ items, onRemove, label }) {
+  if (!items || items.length === 0) return null;
+  return html`
+    <ul class="attach-list" aria-label=${label || 'Attachments'}>
+      ${items.map((it) => html`<${Chip} key=${it.key || it.id} item=${it} onRemove=${onRemove} />`)}
+    </ul>`;
+}
+
+/** filesFrom returns the files of a paste or drop (DataTransfer). */
+export function filesFrom(dt) {
+  if (!dt) return [];
+  if (dt.files && dt.files.length) return [...dt.files];
+  const out = [];
+  for (const it of dt.items || []) {
+    if (it.kind === 'file') {
+      const f = it.getAsFile();
+      if (f) out.push(f);
+    }
+  }
+  return out;
+}
+
+/** pastedName names a clipboard image, which browsers call "image.png". */
+export function pastedName(file, i) {
+  if (file.name && file.name !== 'image.png') return file.name;
+  const ext = (file.type.split('/')[1] || 'png').replace(/[^a-z0-9]/g, '');
+  const d = new Date();
+  const pad = (n) => String(n).padStart(2, '0');
+  return `pasted-${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}${i ? '-' + i : ''}.${ext}`;
+}
