@@ -59,21 +59,25 @@ func startTray(log *slog.Logger, icon []byte, act trayActions) *tray {
 		t.mu.Unlock()
 		systray.AddSeparator()
 		quit := systray.AddMenuItem("Quit", "Quit LLeMbas")
+		// systray drops a click when nobody is receiving at that moment
+		// (a non-blocking send), so this loop only receives: every action
+		// runs on a goroutine of its own. Stopping sharing waits for
+		// connections to close, and a Quit chosen meanwhile was lost.
 		go func() {
 			for {
 				select {
 				case <-quick.ClickedCh:
-					act.Quick()
+					go act.Quick()
 				case <-newChat.ClickedCh:
-					act.NewChat()
+					go act.NewChat()
 				case <-open.ClickedCh:
-					act.Open()
+					go act.Open()
 				case <-share.ClickedCh:
 					if act.Share != nil {
-						act.Share()
+						go act.Share()
 					}
 				case <-quit.ClickedCh:
-					act.Quit()
+					go act.Quit()
 					return
 				}
 			}
