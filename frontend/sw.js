@@ -14,7 +14,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v2';
+const VERSION = 'v3';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -31,6 +31,7 @@ const SHELL = [
   '/js/admin-groups.js',
   '/js/admin-instance.js',
   '/js/admin-users.js',
+  '/js/attachments.js',
   '/js/chat.js',
   '/js/clipboard.js',
   '/js/composer.js',
@@ -48,6 +49,7 @@ const SHELL = [
   '/js/router.js',
   '/js/settings-connections.js',
   '/js/settings-models.js',
+  '/js/settings-voice.js',
   '/js/settings.js',
   '/js/sharing.js',
   '/js/shortcuts.js',
@@ -57,6 +59,7 @@ const SHELL = [
   '/js/transport.js',
   '/js/trash.js',
   '/js/ui.js',
+  '/js/voice.js',
   '/img/favicon.svg',
   '/img/mark.svg',
   '/icons/icon-256.png',

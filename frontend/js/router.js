@@ -15,7 +15,7 @@
 import { useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
 
 /** SETTINGS_TABS are the settings routes; which ones a reader sees is settings.js's business. */
-export const SETTINGS_TABS = ['connections', 'models', 'users', 'groups', 'permissions', 'instance', 'account', 'keyboard', 'desktop', 'sharing', 'about'];
+export const SETTINGS_TABS = ['connections', 'models', 'users', 'groups', 'permissions', 'instance', 'account', 'voice', 'keyboard', 'desktop', 'sharing', 'about'];
 
 /** parse turns a location hash into a route object. */
 export function parse(hash) {

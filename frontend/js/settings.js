@@ -1,6 +1,6 @@
 // settings.js — the settings screens. Administrators see the instance's
 // configuration (Connections, Models, Users, Groups, Permissions,
-// Instance); everyone sees Account and About. The server enforces the same
+// Instance); everyone sees Account, Voice and About. The server enforces the same
 // split: these tabs are hidden because a non-admin would only be refused.
 
 import { html, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
@@ -16,6 +16,7 @@ import { formatBytes } from './format.js';
 import { ShortcutSettings } from './shortcuts.js';
 import { DesktopSettings } from './quick.js';
 import { SharingSettings } from './sharing.js';
+import { VoiceSettings } from './settings-voice.js';
 
 const TABS = [
   { id: 'connections', label: 'Connections', admin: true },
@@ -25,6 +26,7 @@ const TABS = [
   { id: 'permissions', label: 'Permissions', admin: true },
   { id: 'instance', label: 'Instance', admin: true },
   { id: 'account', label: 'Account' },
+  { id: 'voice', label: 'Voice' },
   { id: 'keyboard', label: 'Keyboard' },
   { id: 'desktop', label: 'Desktop', desktop: true },
   { id: 'sharing', label: 'Sharing', desktop: true },
@@ -66,6 +68,7 @@ export function SettingsView({ tab, sub, narrow }) {
       ${shown === 'permissions' && html`<${PermissionsSettings} />`}
       ${shown === 'instance' && html`<${InstanceSettings} />`}
       ${shown === 'account' && html`<${AccountSettings} />`}
+      ${shown === 'voice' && html`<${VoiceSettings} />`}
       ${shown === 'keyboard' && html`<${ShortcutSettings} />`}
       ${shown === 'desktop' && html`<${DesktopSettings} />`}
       ${shown === 'sharing' && html`<${SharingSettings} />`}
