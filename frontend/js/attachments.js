@@ -6,7 +6,7 @@
 // re-encoded PNG and JPEG inline.
 
 import { html } from '../vendor/htm-preact/standalone.module.js';
-import { call, ApiError } from './transport.js';
+import { call, ApiError, isDesktop } from './transport.js';
 
 // The limits until Files.Limits answers (the server's defaults).
 const FALLBACK = { maxBytes: 32 << 20, maxFiles: 10, maxPending: 40, accept: '', kinds: '', allowed: true };
@@ -42,13 +42,47 @@ async function readError(res) {
   return new ApiError(kind, (e && e.message) || `The server answered ${res.status}.`);
 }
 
+/**
+ * multipartBytes builds a multipart/form-data body with one file field as
+ * plain bytes. The desktop app needs it: a FormData holding a File or Blob,
+ * sent to the Wails asset server, crashes the whole app (SIGSEGV inside
+ * WebKitGTK's webkit_uri_scheme_request_get_http_body, which Wails v2.9.2
+ * calls for every request); a body of bytes is read safely.
+ */
+export async function multipartBytes(file, name) {
+  const boundary = '----lembas' + Math.random().toString(36).slice(2) + Date.now().toString(36);
+  // The plain filename is an ASCII stand-in; filename* (RFC 5987) carries
+  // the real one, and the server prefers it.
+  const plain = String(name).replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const star = encodeURIComponent(String(name)).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  const type = /^[\w.+-]+\/[\w.+-]+$/.test(file.type || '') ? file.type : 'application/octet-stream';
+  const enc = new TextEncoder();
+  const head = enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${plain}"; filename*=UTF-8''${star}\r\n`
+    + `Content-Type: ${type}\r\n\r\n`);
+  const tail = enc.encode(`\r\n--${boundary}--\r\n`);
+  const data = new Uint8Array(await file.arrayBuffer());
+  const body = new Uint8Array(head.length + data.length + tail.length);
+  body.set(head, 0);
+  body.set(data, head.length);
+  body.set(tail, head.length + data.length);
+  return { body, type: `multipart/form-data; boundary=${boundary}` };
+}
+
 /** upload sends one File and resolves to its AttachmentView. */
 export async function upload(file, name) {
-  const form = new FormData();
-  form.append('file', file, name || file.name || 'pasted');
+  const fname = name || file.name || 'pasted';
+  let init;
+  if (isDesktop()) {
+    const m = await multipartBytes(file, fname);
+    init = { method: 'POST', body: m.body, headers: { 'Content-Type': m.type }, credentials: 'same-origin' };
+  } else {
+    const form = new FormData();
+    form.append('file', file, fname);
+    init = { method: 'POST', body: form, credentials: 'same-origin' };
+  }
   let res;
   try {
-    res = await fetch('/api/files', { method: 'POST', body: form, credentials: 'same-origin' });
+    res = await fetch('/api/files', init);
   } catch {
     throw new ApiError('unavailable', 'Could not reach the server to upload the file.');
   }

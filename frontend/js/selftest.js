@@ -79,6 +79,82 @@ async function chatStep() {
   await report('chat', location.hash.startsWith('#/chat/'), reply.querySelector('.msg-body').innerText.replace(/\s+/g, ' ').slice(0, 200));
 }
 
+// A 1×1 PNG, for when the canvas cannot make one.
+const TINY_PNG = [137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31, 21, 196, 137,
+  0, 0, 0, 13, 73, 68, 65, 84, 120, 156, 99, 248, 207, 192, 240, 31, 0, 5, 0, 1, 255, 137, 153, 61, 29, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130];
+
+// pngFile draws a small picture and returns it as a PNG File.
+async function pngFile() {
+  const c = document.createElement('canvas');
+  c.width = 64;
+  c.height = 48;
+  const g = c.getContext('2d');
+  let blob = null;
+  if (g) {
+    g.fillStyle = '#ffffff';
+    g.fillRect(0, 0, 64, 48);
+    g.fillStyle = '#2f5d2f';
+    g.fillRect(8, 8, 32, 24);
+    blob = await new Promise((resolve) => c.toBlob(resolve, 'image/png'));
+  }
+  if (!blob) blob = new Blob([new Uint8Array(TINY_PNG)], { type: 'image/png' });
+  return new File([blob], 'selftest.png', { type: 'image/png' });
+}
+
+// attachStep attaches a PNG through the composer's own file input (so it
+// is uploaded by attachments.js with POST /api/files — in the desktop app
+// through the Wails asset server, which is our http.Handler), sends it,
+// and checks the chip in the sent message and GET /api/files/{id}.
+async function attachStep() {
+  const models = await call('Models.Picker');
+  if (!models.length) return;
+  location.hash = '#/';
+  await until(() => location.hash === '#/' && document.querySelector('#composer-file') && !document.querySelector('.msg-user'));
+  const input = document.querySelector('#composer-file');
+  const dt = new DataTransfer();
+  dt.items.add(await pngFile());
+  input.files = dt.files;
+  input.dispatchEvent(new Event('change', { bubbles: true }));
+  const chip = await until(() => document.querySelector('.composer .attach-chip.is-ready, .composer .attach-chip.is-error'));
+  const chipText = [...chip.querySelectorAll('.attach-name, .attach-detail')].map((e) => e.textContent).join(' ');
+  await report('attach-upload', chip.classList.contains('is-ready'), chipText);
+  if (!chip.classList.contains('is-ready')) return;
+
+  const box = document.querySelector('#composer-input');
+  const setValue = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set;
+  setValue.call(box, 'What is in this picture?');
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+  await new Promise((r) => setTimeout(r, 100));
+  box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', code: 'Enter', keyCode: 13, bubbles: true, cancelable: true }));
+  const sent = await until(() => {
+    const m = [...document.querySelectorAll('.msg-user')].pop();
+    return m && m.querySelector('.attach-chip a.attach-link') ? m : null;
+  });
+  const link = sent.querySelector('.attach-chip a.attach-link');
+  const thumb = await until(() => {
+    const i = sent.querySelector('img.attach-thumb');
+    return i && i.complete && i.naturalWidth > 0 ? i : null;
+  }).catch(() => null);
+  // textContent: WebKit's innerText is empty for content it has not laid
+  // out yet (messages use content-visibility).
+  const name = sent.querySelector('.attach-name')?.textContent ?? '';
+  await report('attach-sent', name === 'selftest.png' && !!thumb,
+    `chip ${name} thumb ${thumb ? thumb.naturalWidth + 'x' + thumb.naturalHeight : 'not shown'} at ${location.hash}`);
+
+  const url = new URL(link.getAttribute('href'), location.href);
+  const res = await fetch(url.pathname, { credentials: 'same-origin' });
+  const type = res.headers.get('Content-Type') || '';
+  const bytes = new Uint8Array(res.ok ? await res.arrayBuffer() : []);
+  const png = bytes.length > 8 && bytes[0] === 137 && bytes[1] === 80 && bytes[2] === 78 && bytes[3] === 71;
+  const bitmap = png ? await createImageBitmap(new Blob([bytes], { type })).catch(() => null) : null;
+  await report('attach-get', res.ok && type === 'image/png' && !!bitmap,
+    `${res.status} ${type} ${bitmap ? bitmap.width + 'x' + bitmap.height : 'not an image'} from ${url.pathname}`);
+  await until(() => {
+    const m = [...document.querySelectorAll('.msg-assistant')].pop();
+    return m && !m.classList.contains('is-streaming');
+  }).catch(() => {});
+}
+
 export async function run(info) {
   try {
     await report('transport', isDesktop() === (info.mode === 'desktop'), `${isDesktop() ? 'bridge' : 'http'} for mode ${info.mode}`);
@@ -106,6 +182,7 @@ export async function run(info) {
     const body = api.ok ? await api.json() : {};
     await report('handler-api', body.dataDir === info.dataDir, api.status);
     await chatStep();
+    await attachStep();
     if (info.mode === 'desktop') {
       try {
         await call('App.Notify', { title: 'Self-test', body: 'A reply finished.' });

@@ -26,7 +26,8 @@ const tags = "desktop,production,webkit2_41"
 
 // TestDesktopApp opens the window, lets the frontend's self-test drive the
 // real Wails bridge (including a recovered nil dereference, which kills a
-// v2.9.2 app without the SA_ONSTACK fix), checks single-instance handoff,
+// v2.9.2 app without the SA_ONSTACK fix) and attaches a file through the
+// asset-server handler, checks single-instance handoff,
 // the data-directory lock, info and backup beside the app, screenshots both
 // themes, and quits cleanly on SIGTERM.
 func TestDesktopApp(t *testing.T) {
@@ -58,7 +59,11 @@ func TestDesktopApp(t *testing.T) {
 		if fails := harness.Lines(out, "selftest FAIL"); len(fails) > 0 {
 			t.Fatalf("self-test failures:\n%s", strings.Join(fails, "\n"))
 		}
-		for _, step := range []string{"transport bridge for mode desktop", "rendered", "event", "panic internal", "after-panic", "asset", "handler-api", "chat Streamed into the desktop window.", "notify sent", "done"} {
+		for _, step := range []string{"transport bridge for mode desktop", "rendered", "event", "panic internal", "after-panic", "asset", "handler-api", "chat Streamed into the desktop window.",
+			// A PNG attached through the composer's file input: uploaded with
+			// POST /api/files through the asset server, sent, and served back.
+			"attach-upload selftest.png", "attach-sent chip selftest.png thumb 64x48", "attach-get 200 image/png 64x48",
+			"notify sent", "done"} {
 			if !strings.Contains(out, "selftest PASS "+step) {
 				t.Errorf("step %q did not pass", step)
 			}
