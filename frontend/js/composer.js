@@ -8,6 +8,7 @@ import { html, useState, useEffect, useRef, useLayoutEffect } from '../vendor/ht
 import { Icon, toast } from './ui.js';
 import { limits, upload, removeUpload, check, AttachmentList, SmallIcon, filesFrom, pastedName, formatSize } from './attachments.js';
 import { DictateButton } from './voice.js';
+import { isDesktop } from './transport.js';
 
 export const DRAFT_DELAY_MS = 500;
 
@@ -200,7 +201,10 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     if (!(e.clipboardData.getData('text/plain') || '').trim()) e.preventDefault();
     addFiles(list);
   };
-  const limitHint = lim ? `Up to ${lim.maxFiles} files, ${formatSize(lim.maxBytes)} each: images, PDFs and text files` : '';
+  // Files dropped onto the desktop window never reach the page: the app
+  // unsets WebKit's GTK drop target (DisableWebViewDrop), so say so.
+  const howTo = isDesktop() ? 'Pick or paste them; dropping files onto the desktop app does not work.' : 'Pick, drop or paste them.';
+  const limitHint = lim ? `Up to ${lim.maxFiles} files, ${formatSize(lim.maxBytes)} each: images, PDFs and text files. ${howTo}` : '';
   return html`
     <form class=${'composer' + (dragging ? ' is-dragging' : '')} onSubmit=${onSubmit}
       onDragOver=${onDragOver} onDragLeave=${(e) => { if (e.target === e.currentTarget) setDragging(false); }} onDrop=${onDrop}>

@@ -110,6 +110,11 @@ async function attachStep() {
   if (!models.length) return;
   location.hash = '#/';
   await until(() => location.hash === '#/' && document.querySelector('#composer-file') && !document.querySelector('.msg-user'));
+  if (isDesktop()) {
+    // Drops never reach the page in the desktop window: the hint says so.
+    const hint = await until(() => document.querySelector('#composer-attach')?.title).catch(() => '');
+    await report('drop-hint', hint.includes('dropping files onto the desktop app does not work'), hint);
+  }
   const input = document.querySelector('#composer-file');
   const dt = new DataTransfer();
   dt.items.add(await pngFile());
