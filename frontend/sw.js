@@ -14,7 +14,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v3';
+const VERSION = 'v4';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -59,6 +59,7 @@ const SHELL = [
   '/js/transport.js',
   '/js/trash.js',
   '/js/ui.js',
+  '/js/vnodes.js',
   '/js/voice.js',
   '/img/favicon.svg',
   '/img/mark.svg',

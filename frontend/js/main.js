@@ -22,6 +22,7 @@ import { bootBrowser, registerServiceWorker } from './login.js';
 import { AccountChip } from './account.js';
 import { initWindow, whenWindowKnown, useWindow, QuickBar } from './quick.js';
 import { initShortcuts, ShortcutsHost } from './shortcuts.js';
+import { releaseStale } from './vnodes.js';
 
 const THEMES = [
   { value: 'moria', label: 'Moria (dark)' },
@@ -256,6 +257,13 @@ function App() {
   useEffect(() => {
     if (route.name === 'chat') rememberChat(route.id);
   }, [route.name, route.id]);
+
+  // The screen just left must not stay reachable from the one drawn now
+  // (vnodes.js says how it would).
+  useEffect(() => {
+    const t = setTimeout(() => releaseStale(root), 0);
+    return () => clearTimeout(t);
+  }, [route]);
 
   // A new screen closes the phone sidebar and moves focus to it.
   useEffect(() => {
