@@ -158,7 +158,16 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 			// webview to file:// (the frontend also cancels drops).
 			DisableWebViewDrop: true,
 		},
-		Linux: &linux.Options{ProgramName: "lembas", Icon: assets.Icon256},
+		Linux: &linux.Options{
+			ProgramName: "lembas",
+			Icon:        assets.Icon256,
+			// Wails turns WebKit's GPU compositing off only when no Linux
+			// options are given; giving any (the zero value is Always) turned
+			// it on. Composited, the web process grew by 250 MB over 200
+			// streamed replies (its tile and texture caches, in RAM with
+			// Mesa's software GL); without, by 30 MB (docs/NOTES.md).
+			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("desktop window: %w", err)
