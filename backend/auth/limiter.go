@@ -195,6 +195,16 @@ func (l *LoginLimiter) Attempt(addr, username string) time.Duration {
 	return 0
 }
 
+// AttemptAddress is Attempt for a request that names no account (a
+// sign-up): it spends one attempt of the client address only, so that one
+// client's requests never use up anyone else's.
+func (l *LoginLimiter) AttemptAddress(addr string) time.Duration {
+	a := AddressKey(addr)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.addr.Take(a)
+}
+
 // Succeeded forgets the username's attempts after a correct password, so a
 // user who mistyped a few times starts afresh. The address keeps its count:
 // otherwise logging into one's own account between guesses would reset it.

@@ -288,10 +288,6 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"user": userInfo(in.User)})
 }
 
-// signUpKey is the limiter's "username" for sign-ups, so that they spend
-// the client address's attempts like logins do (each costs a hash).
-const signUpKey = "\x00sign-up"
-
 func (h *handler) signUp(w http.ResponseWriter, r *http.Request) {
 	var form struct {
 		Username    string `json:"username"`
@@ -303,7 +299,10 @@ func (h *handler) signUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := h.clientAddr(r)
-	if wait := h.opt.Auth.Limiter.Attempt(addr, signUpKey); wait > 0 {
+	// Sign-ups spend the client address's attempts like logins do (each
+	// costs a hash), but no shared key: one client's flood must not keep
+	// everyone else from signing up.
+	if wait := h.opt.Auth.Limiter.AttemptAddress(addr); wait > 0 {
 		h.opt.Log.Warn("sign-up rate limited", "client", addr)
 		rateLimited(w, wait.Seconds())
 		return
