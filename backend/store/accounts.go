@@ -371,12 +371,15 @@ func (db *DB) SetAdmin(ctx context.Context, id ids.UserID, admin bool) error {
 }
 
 // keepAnAdmin refuses with ErrLastAdmin when id is an active admin and no
-// other active admin exists.
+// other active admin who can sign in (with a password) exists. A
+// password-less admin (the owner row beside an admin made by create-admin)
+// does not count: without one who can sign in, the next sign-up becomes
+// the admin (signInAdmin).
 func keepAnAdmin(ctx context.Context, tx *sql.Tx, id ids.UserID) error {
 	var last bool
 	err := tx.QueryRowContext(ctx, `
 		SELECT EXISTS (SELECT 1 FROM users WHERE id = ? AND is_admin = 1 AND status = 'active')
-		   AND NOT EXISTS (SELECT 1 FROM users WHERE id != ? AND is_admin = 1 AND status = 'active')`, id, id).Scan(&last)
+		   AND NOT EXISTS (SELECT 1 FROM users WHERE id != ? AND is_admin = 1 AND status = 'active' AND password_hash != '')`, id, id).Scan(&last)
 	if err != nil {
 		return fmt.Errorf("count admins: %w", err)
 	}

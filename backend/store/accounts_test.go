@@ -157,6 +157,15 @@ func TestTheLastAdminStays(t *testing.T) {
 	if err := db.SetStatus(ctx, aid, "gone"); err == nil {
 		t.Error("an unknown status was accepted")
 	}
+	// An admin without a password (the owner row) is no stand-in: nobody
+	// can sign in as it.
+	o, _ := db.CreateUser(ctx, NewUser{Username: "owner", IsAdmin: true})
+	if err := db.SetAdmin(ctx, bid, false); !errors.Is(err, ErrLastAdmin) {
+		t.Errorf("demote the only admin with a password beside a password-less one: err = %v, want ErrLastAdmin", err)
+	}
+	if err := db.SetAdmin(ctx, ids.UserID(o.ID), false); err != nil {
+		t.Errorf("demote the password-less admin: %v", err)
+	}
 	wantNotFound(t, "SetStatus(missing)", db.SetStatus(ctx, 9999, StatusActive))
 	wantNotFound(t, "SetAdmin(missing)", db.SetAdmin(ctx, 9999, true))
 }
