@@ -189,6 +189,13 @@ func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
 			return TurnView{}, err
 		}
 	}
+	// A new chat takes its settings from the first message: the same
+	// permission as changing them later with Update.
+	if in.ChatID == 0 && (in.Params != nil || in.SystemPrompt != "") {
+		if err := c.deps.require(ctx, auth.ChatParams); err != nil {
+			return TurnView{}, err
+		}
+	}
 	t, err := c.deps.Chat.Send(ctx, user(ctx), in)
 	if err != nil {
 		return TurnView{}, err
