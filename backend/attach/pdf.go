@@ -25,7 +25,45 @@ const (
 	// opsPerCheck is how many content-stream operators run between two
 	// checks of the deadline.
 	opsPerCheck = 1024
+	// maxStreamBytes bounds the inflated size of one page's content or one
+	// font's ToUnicode CMap handed to the parser. Its lexer collects a
+	// string, and its interpreter an operand stack, with no bound, so a
+	// FlateDecode stream of a few hundred kilobytes that inflates to
+	// gigabytes would be held whole. A page of text is tens of kilobytes.
+	maxStreamBytes = 4 << 20
 )
+
+// streamFits reports whether v, a stream or an array of streams, inflates
+// to at most max bytes. It reads the streams to find out, keeping nothing.
+// A stream that cannot be read fits: the parser reports that fault itself.
+func streamFits(v pdf.Value, max int64) bool {
+	var total int64
+	fits := func(s pdf.Value) bool {
+		if s.Kind() != pdf.Stream {
+			return true
+		}
+		rc := s.Reader()
+		defer rc.Close()
+		n, _ := io.Copy(io.Discard, io.LimitReader(rc, max-total+1))
+		total += n
+		return total <= max
+	}
+	if v.Kind() == pdf.Array {
+		for i := 0; i < v.Len(); i++ {
+			if !fits(v.Index(i)) {
+				return false
+			}
+		}
+		return true
+	}
+	return fits(v)
+}
+
+// noText is the encoding of a font whose CMap is too large to read: its
+// text is left out rather than shown as raw codes.
+type noText struct{}
+
+func (noText) Decode(string) string { return "" }
 
 // processPDF extracts the text of a PDF under lim.PDFTimeout.
 func processPDF(ctx context.Context, display string, data []byte, lim Limits) (Result, error) {
@@ -204,6 +242,9 @@ func pageText(ctx context.Context, p pdf.Page, t *textSink) (err error) {
 	if contents.IsNull() {
 		return nil
 	}
+	if !streamFits(contents, maxStreamBytes) {
+		return fmt.Errorf("page content inflates to more than %s", formatBytes(maxStreamBytes))
+	}
 	fonts := map[string]pdf.TextEncoding{}
 	var enc pdf.TextEncoding
 	show := func(raw string) {
@@ -244,7 +285,11 @@ func pageText(ctx context.Context, p pdf.Page, t *textSink) (err error) {
 			e, ok := fonts[name]
 			if !ok {
 				f := p.Font(name)
-				e = f.Encoder()
+				if streamFits(f.V.Key("ToUnicode"), maxStreamBytes) {
+					e = f.Encoder()
+				} else {
+					e = noText{}
+				}
 				fonts[name] = e
 			}
 			enc = e
