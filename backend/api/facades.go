@@ -141,6 +141,11 @@ func (a *App) Info(ctx context.Context) (Info, error) {
 // other scheme is refused: handing file: or a custom scheme to the desktop's
 // opener would let a link in model output start programs.
 func (a *App) OpenURL(ctx context.Context, link string) error {
+	if !CallerFrom(ctx).Owner {
+		// The browser opens on the owner's desktop (a shared app serves
+		// the household through the same facades).
+		return apperr.New(apperr.Forbidden, "only the desktop's owner can open links on it")
+	}
 	if err := CheckExternalURL(link); err != nil {
 		return err
 	}
