@@ -121,11 +121,15 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 	if err := s.write(stored, res.Data); err != nil {
 		return store.Attachment{}, err
 	}
-	a, err := s.db.AddAttachment(ctx, user, store.Attachment{Kind: string(res.Kind), MIME: res.MIME,
+	a, err := s.db.AddAttachmentWithin(ctx, user, store.Attachment{Kind: string(res.Kind), MIME: res.MIME,
 		DisplayName: attach.DisplayName(name), StorageName: stored, Size: int64(len(res.Data)),
-		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height})
+		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height}, s.limits.MaxPending)
 	if err != nil {
 		s.Remove([]string{stored})
+		if errors.Is(err, store.ErrConflict) {
+			return store.Attachment{}, apperr.Wrap(apperr.Conflict, err,
+				"you have %d files waiting to be sent; send or remove some first", s.limits.MaxPending)
+		}
 		return store.Attachment{}, err
 	}
 	return a, nil

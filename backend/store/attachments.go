@@ -58,8 +58,25 @@ func (db *DB) release(names []string) {
 
 // AddAttachment stores an unbound upload of user (MessageID is ignored).
 func (db *DB) AddAttachment(ctx context.Context, user ids.UserID, a Attachment) (Attachment, error) {
+	return db.AddAttachmentWithin(ctx, user, a, 0)
+}
+
+// AddAttachmentWithin is AddAttachment refusing, with ErrConflict, when
+// user already holds maxUnbound unsent uploads (0: no limit). The count
+// and the insert are one transaction, so uploads finishing at the same
+// moment cannot pass the limit together.
+func (db *DB) AddAttachmentWithin(ctx context.Context, user ids.UserID, a Attachment, maxUnbound int) (Attachment, error) {
 	var out Attachment
 	err := db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if maxUnbound > 0 {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM attachments WHERE user_id = ? AND message_id IS NULL`, user).Scan(&n); err != nil {
+				return fmt.Errorf("count uploads: %w", err)
+			}
+			if n >= maxUnbound {
+				return fmt.Errorf("%d unsent uploads: %w", n, ErrConflict)
+			}
+		}
 		res, err := tx.ExecContext(ctx, `
 			INSERT INTO attachments (user_id, kind, mime, display_name, storage_name, size, text, note, width, height, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
