@@ -3,6 +3,7 @@ package attach
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
@@ -51,6 +52,14 @@ func processImage(ctx context.Context, display string, data []byte, f format, li
 
 	orientation := 1
 	if f == formatJPEG {
+		// A progressive JPEG is decoded with every DCT coefficient held (4
+		// bytes a pixel per full-resolution component) besides the image,
+		// so the pixel limit alone does not bound its memory.
+		if need, budget := jpegDecodeBytes(data), 4*lim.MaxPixels; need > budget {
+			return Result{}, apperr.New(apperr.Invalid,
+				"%s is a progressive JPEG too large to read: %d × %d pixels (save it as a baseline JPEG, or smaller, first).",
+				display, cfg.Width, cfg.Height)
+		}
 		orientation = jpegOrientation(data)
 	}
 
@@ -188,4 +197,62 @@ func opaque(m image.Image) image.Image {
 	draw.Draw(dst, b, &image.Uniform{C: color.White}, image.Point{}, draw.Src)
 	draw.Draw(dst, b, m, b.Min, draw.Over)
 	return dst
+}
+
+// jpegDecodeBytes estimates the memory Go's decoder takes for a JPEG, from
+// its frame header: each component's plane (one byte a sample, in whole
+// 8×8 blocks) and, for a progressive JPEG, its coefficients (a [64]int32
+// a block). It answers 0 when it finds no frame header (DecodeConfig has
+// already refused such a file).
+func jpegDecodeBytes(b []byte) int64 {
+	i := 2
+	for i+4 <= len(b) {
+		if b[i] != 0xFF {
+			return 0
+		}
+		marker := b[i+1]
+		switch {
+		case marker == 0xFF:
+			i++
+			continue
+		case marker == 0x01 || marker >= 0xD0 && marker <= 0xD7:
+			i += 2
+			continue
+		case marker == 0xDA || marker == 0xD9:
+			return 0
+		}
+		n := int(binary.BigEndian.Uint16(b[i+2:]))
+		if n < 2 || i+2+n > len(b) {
+			return 0
+		}
+		seg := b[i+4 : i+2+n]
+		if marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
+			progressive := marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE
+			if len(seg) < 6 {
+				return 0
+			}
+			h, w, nc := int64(binary.BigEndian.Uint16(seg[1:])), int64(binary.BigEndian.Uint16(seg[3:])), int(seg[5])
+			if len(seg) < 6+3*nc {
+				return 0
+			}
+			var hmax, vmax int64 = 1, 1
+			for c := 0; c < nc; c++ {
+				hmax = max(hmax, int64(seg[7+3*c]>>4))
+				vmax = max(vmax, int64(seg[7+3*c]&0x0F))
+			}
+			mxx, myy := (w+8*hmax-1)/(8*hmax), (h+8*vmax-1)/(8*vmax)
+			per := int64(64) // bytes a block of samples
+			if progressive {
+				per += 64 * 4
+			}
+			var total int64
+			for c := 0; c < nc; c++ {
+				hv := int64(seg[7+3*c]>>4) * int64(seg[7+3*c]&0x0F)
+				total += mxx * myy * hv * per
+			}
+			return total
+		}
+		i += 2 + n
+	}
+	return 0
 }

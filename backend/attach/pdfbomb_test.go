@@ -94,8 +94,8 @@ func TestPDFFlateBombStaysBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("inflates hundreds of megabytes")
 	}
-	const inflated = 256 << 20
-	const budget = 128 << 20
+	const inflated = 64 << 20
+	const budget = 48 << 20
 	page := "BT /F1 12 Tf 72 720 Td (Hello from the first page.) Tj ET\n"
 	cases := []struct {
 		name string
