@@ -223,9 +223,11 @@ func (d *desktop) windowToSave(wctx context.Context) (windowState, bool) {
 // It exists only in the desktop app, and only the owner's window uses it.
 type DesktopFacade struct{ d *desktop }
 
+// ownerOnly refuses every caller but the desktop window itself: with
+// sharing on, browsers (even the owner's phone) reach these facades too.
 func ownerOnly(ctx context.Context) error {
-	if !api.CallerFrom(ctx).Owner {
-		return apperr.New(apperr.Forbidden, "only the desktop's owner can change its window")
+	if !api.AtTheDesktop(api.CallerFrom(ctx)) {
+		return apperr.New(apperr.Forbidden, "only the desktop window can change itself")
 	}
 	return nil
 }
@@ -268,6 +270,9 @@ func (f *DesktopFacade) Hide(ctx context.Context) error {
 // Shown is called once by the frontend when its first screen is drawn
 // (the last chat's messages, or a new chat): the start-up figure ends here.
 func (f *DesktopFacade) Shown(ctx context.Context, route string) error {
+	if err := ownerOnly(ctx); err != nil {
+		return err
+	}
 	if len(route) > 64 {
 		route = route[:64]
 	}

@@ -141,10 +141,11 @@ func (a *App) Info(ctx context.Context) (Info, error) {
 // other scheme is refused: handing file: or a custom scheme to the desktop's
 // opener would let a link in model output start programs.
 func (a *App) OpenURL(ctx context.Context, link string) error {
-	if !CallerFrom(ctx).Owner {
+	if !AtTheDesktop(CallerFrom(ctx)) {
 		// The browser opens on the owner's desktop (a shared app serves
-		// the household through the same facades).
-		return apperr.New(apperr.Forbidden, "only the desktop's owner can open links on it")
+		// the household through the same facades; a browser, even the
+		// owner's phone, opens links itself).
+		return apperr.New(apperr.Forbidden, "only the desktop window opens links on the desktop")
 	}
 	if err := CheckExternalURL(link); err != nil {
 		return err
@@ -167,9 +168,10 @@ type Notification struct {
 // Notify shows a native notification (the desktop app tells the reader
 // that a reply finished in a chat they are not looking at).
 func (a *App) Notify(ctx context.Context, n Notification) error {
-	if !CallerFrom(ctx).Owner {
-		// The notification appears on the owner's desktop.
-		return apperr.New(apperr.Forbidden, "only the desktop's owner can show notifications on it")
+	if !AtTheDesktop(CallerFrom(ctx)) {
+		// The notification appears on the owner's desktop; browsers use
+		// their own notifications.
+		return apperr.New(apperr.Forbidden, "only the desktop window shows notifications on the desktop")
 	}
 	if a.deps.Notify == nil {
 		return apperr.New(apperr.Unavailable, "notifications are only available in the desktop app")

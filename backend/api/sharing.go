@@ -31,11 +31,16 @@ type Sharer interface {
 // Sharing is the facade for "Share on this network" in the desktop app.
 type Sharing struct{ deps Deps }
 
+// AtTheDesktop reports whether a call comes from the desktop window itself
+// (the owner on the desktop mount), not from a browser — not even the
+// owner's own phone while the app is shared. What acts on the desktop
+// (its window, links, notifications, sharing) answers only to it.
+func AtTheDesktop(c Caller) bool { return c.Owner && c.Session == "" }
+
 // desktopOwner refuses anyone but the owner at the desktop window: a
 // browser, even the owner's own, must not switch off the server it is using.
 func desktopOwner(ctx context.Context) error {
-	c := CallerFrom(ctx)
-	if !c.Owner || c.Session != "" {
+	if !AtTheDesktop(CallerFrom(ctx)) {
 		return apperr.New(apperr.Forbidden, "Sharing is switched on and off in the desktop app.")
 	}
 	return nil

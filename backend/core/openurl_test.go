@@ -29,6 +29,13 @@ func TestOpenURLIsTheOwnersOnly(t *testing.T) {
 	if len(opened) != 0 {
 		t.Errorf("a member opened %v on the owner's desktop", opened)
 	}
+	// Nor the owner's own phone while the app is shared: a browser opens
+	// links itself.
+	phone := c.OwnerCaller()
+	phone.Session, phone.Via = "def", "http"
+	if res := c.Dispatcher.Call(ctx, phone, "App.OpenURL", args); res.Error == nil || res.Error.Kind != apperr.Forbidden || len(opened) != 0 {
+		t.Errorf("the owner's browser session: %+v, opened %v; want forbidden", res.Error, opened)
+	}
 	if res := c.Dispatcher.Call(ctx, c.OwnerCaller(), "App.OpenURL", args); res.Error != nil || len(opened) != 1 {
 		t.Errorf("the owner's App.OpenURL: %+v, opened %v", res.Error, opened)
 	}
