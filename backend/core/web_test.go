@@ -653,3 +653,21 @@ func TestAdminsDoNotReachOthersPrivateData(t *testing.T) {
 		t.Errorf("the admin's chat list shows the member's chat: %s", body)
 	}
 }
+
+// Signing in again in the same browser ends the session it held.
+func TestLoginEndsThePreviousSessionOfTheBrowser(t *testing.T) {
+	w := newWeb(t, webOptions{})
+	c := newClient()
+	w.signUp(c, "merry", "a-long-enough-password")
+	w.call(newClient(), "Chats.List") // nothing
+	_, body := w.call(c, "Account.Sessions")
+	if strings.Count(body, `"id"`) != 1 {
+		t.Fatalf("sessions after sign-up: %s", body)
+	}
+	if code, _ := w.login(c, "merry", "a-long-enough-password"); code != 200 {
+		t.Fatal("login")
+	}
+	if _, body := w.call(c, "Account.Sessions"); strings.Count(body, `"id"`) != 1 {
+		t.Errorf("the old session outlived a new sign-in in the same browser: %s", body)
+	}
+}

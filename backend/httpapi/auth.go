@@ -283,6 +283,13 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.opt.Auth.Limiter.Succeeded(addr, form.Username)
+	// A session this browser held before (another account, or the same
+	// one signing in again) ends: one browser, one session.
+	if old, err := r.Cookie(CookieName); err == nil && old.Value != "" && old.Value != in.Token {
+		if err := h.opt.Auth.Sessions.Revoke(r.Context(), old.Value); err != nil {
+			h.opt.Log.Warn("could not end the previous session", "err", err)
+		}
+	}
 	h.opt.Log.Info("signed in", "user", in.User.ID, "client", addr)
 	h.setSessionCookie(w, r, in.Token)
 	writeJSON(w, http.StatusOK, map[string]any{"user": userInfo(in.User)})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/events"
 )
 
@@ -59,7 +60,14 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 			// A session revoked or a user disabled since the stream began
 			// stops receiving events within one heartbeat.
 			if _, err := h.caller(r); err != nil {
-				write("event: signed-out\ndata: {}\n\n")
+				// Only a session that is gone signs the page out; a
+				// database hiccup just ends the stream, and the browser
+				// reconnects.
+				if apperr.KindOf(err) == apperr.Unauthorized {
+					write("event: signed-out\ndata: {}\n\n")
+				} else {
+					h.opt.Log.Warn("event stream: session check failed", "err", err)
+				}
 				return
 			}
 			if write(": ping\n\n") != nil {
