@@ -85,6 +85,11 @@ func (a *Account) SetDisplayName(ctx context.Context, name string) error {
 // Every other session of the caller ends; this one stays.
 func (a *Account) ChangePassword(ctx context.Context, current, next string) error {
 	c := CallerFrom(ctx)
+	if a.deps.Limiter != nil && !AtTheDesktop(c) {
+		if wait := a.deps.Limiter.AttemptAccount(c.UserID); wait > 0 {
+			return apperr.New(apperr.RateLimited, "Too many attempts; try again in %d seconds.", int(wait.Seconds())+1)
+		}
+	}
 	return accountErr(a.deps.Accounts.ChangePassword(ctx, user(ctx), current, next, c.Session), "user")
 }
 

@@ -48,6 +48,9 @@ type Deps struct {
 	// Sharer runs the household server from the desktop app; nil elsewhere.
 	Sharer Sharer
 
+	// Limiter bounds password checks (changing a password from a session).
+	Limiter *auth.LoginLimiter
+
 	// Accounts, Sessions and Perms are the account services (backend/auth).
 	Accounts *auth.Accounts
 	Sessions *auth.Sessions

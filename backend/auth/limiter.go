@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -203,6 +204,16 @@ func (l *LoginLimiter) AttemptAddress(addr string) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.addr.Take(a)
+}
+
+// AttemptAccount spends one attempt at checking user's password from
+// inside a session (changing it) and returns 0, or how long to wait. A
+// stolen session must not become a way to guess the password without the
+// login limits.
+func (l *LoginLimiter) AttemptAccount(user int64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.user.Take("#account:" + strconv.FormatInt(user, 10))
 }
 
 // Succeeded forgets the username's attempts after a correct password, so a

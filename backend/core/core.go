@@ -258,6 +258,7 @@ func (c *Core) open(ctx context.Context) error {
 		Accounts:   c.Accounts,
 		Sessions:   c.Sessions,
 		Perms:      c.Perms,
+		Limiter:    c.Limiter,
 		Files:      c.Files,
 		Audio:      c.Audio,
 	}

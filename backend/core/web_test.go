@@ -671,3 +671,25 @@ func TestLoginEndsThePreviousSessionOfTheBrowser(t *testing.T) {
 		t.Errorf("the old session outlived a new sign-in in the same browser: %s", body)
 	}
 }
+
+// A stolen session cannot guess the password through Account.ChangePassword
+// faster than the login limits allow.
+func TestChangePasswordIsRateLimited(t *testing.T) {
+	w := newWeb(t, webOptions{})
+	c := newClient()
+	w.signUp(c, "pippin", "second-breakfast")
+	limited := false
+	for i := range 30 {
+		code, body := w.call(c, "Account.ChangePassword", fmt.Sprintf("guess-%d-long", i), "elevenses-at-eleven")
+		if code == 429 && strings.Contains(body, "rate_limited") {
+			limited = true
+			break
+		}
+		if code != 400 {
+			t.Fatalf("guess %d: %d %s", i, code, body)
+		}
+	}
+	if !limited {
+		t.Error("30 wrong current passwords were all checked")
+	}
+}
