@@ -87,8 +87,8 @@ func (db *DB) CreateAccount(ctx context.Context, nu NewUser) (User, error) {
 }
 
 // claimEmptyOwner turns the password-less owner row into the first admin's
-// account when it holds nothing of its own (no chats, folders or personal
-// connections): a fresh `--serve` data directory then has one admin, not a
+// account when it holds nothing of its own (no chats, folders, personal
+// connections, uploads or voice servers with their keys): a fresh `--serve` data directory then has one admin, not a
 // second, unusable one named after the service account. An owner with data
 // (a desktop instance being shared) is never claimed, or the first stranger
 // to sign up would read the owner's chats; that owner sets a password from
@@ -100,6 +100,8 @@ func claimEmptyOwner(ctx context.Context, tx *sql.Tx, nu NewUser) (User, bool, e
 		  AND NOT EXISTS (SELECT 1 FROM chats WHERE user_id = u.id)
 		  AND NOT EXISTS (SELECT 1 FROM folders WHERE user_id = u.id)
 		  AND NOT EXISTS (SELECT 1 FROM connections WHERE owner_id = u.id)
+		  AND NOT EXISTS (SELECT 1 FROM attachments WHERE user_id = u.id)
+		  AND NOT EXISTS (SELECT 1 FROM audio_settings WHERE user_id = u.id)
 		ORDER BY u.id LIMIT 1`).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, false, nil

@@ -287,3 +287,41 @@ func TestGroupsAndMembers(t *testing.T) {
 		t.Errorf("Groups = %+v, want one", all)
 	}
 }
+
+// The first sign-up takes over the password-less owner row only while it
+// holds nothing: otherwise the first stranger would inherit its data.
+func TestFirstSignUpClaimsOnlyAnEmptyOwner(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name  string
+		give  func(db *DB, owner ids.UserID) error
+		claim bool
+	}{
+		{"empty", func(*DB, ids.UserID) error { return nil }, true},
+		{"a folder", func(db *DB, o ids.UserID) error { _, err := db.CreateFolder(ctx, o, "mine"); return err }, false},
+		{"voice servers", func(db *DB, o ids.UserID) error {
+			return db.SetAudioSettings(ctx, AudioSettings{UserID: &o, TTSURL: "http://tts.lan/v1", TTSKeyEnc: "gAAAA-token"})
+		}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := syncedTemp(t)
+			owner, err := db.EnsureOwner(ctx, "owner", "Owner")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.give(db, ids.UserID(owner.ID)); err != nil {
+				t.Fatal(err)
+			}
+			first, err := db.CreateAccount(ctx, NewUser{Username: "stranger", PasswordHash: hashFor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if claimed := first.ID == owner.ID; claimed != tt.claim {
+				t.Errorf("owner row claimed = %v, want %v", claimed, tt.claim)
+			}
+			if !first.IsAdmin {
+				t.Error("the first account is not the administrator")
+			}
+		})
+	}
+}
