@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -278,6 +279,15 @@ func (s *Service) UpdateConnection(ctx context.Context, a store.Actor, id ids.Co
 	if err := in.validate(); err != nil {
 		return ConnectionView{}, err
 	}
+	// Stored secrets never follow the connection to another server: a
+	// new address with the key kept would hand the key to whoever runs
+	// that server (someone with connections.manage, say, who cannot read
+	// the key otherwise). The key and headers must be typed again, or
+	// cleared.
+	if keptSecrets(cur, in) && !sameOrigin(cur.BaseURL, in.BaseURL) {
+		return ConnectionView{}, apperr.New(apperr.Invalid,
+			"The address moved to another server: enter the API key (and secret headers) again, or clear them, so that stored secrets are never sent somewhere new.")
+	}
 	key, headers, err := s.encryptSecrets(in)
 	if err != nil {
 		return ConnectionView{}, err
@@ -417,4 +427,21 @@ func (s *Service) Discover(ctx context.Context, user ids.UserID) ([]LocalServer,
 		out = append(out, LocalServer{BaseURL: f.BaseURL, Server: f.Server, ModelCount: len(f.Models)})
 	}
 	return out, nil
+}
+
+// keptSecrets reports whether an update keeps a stored API key or stored
+// headers (it does not send new ones).
+func keptSecrets(cur store.Connection, in ConnectionInput) bool {
+	return (in.APIKey == nil && cur.APIKeyEnc != "") || (in.Headers == nil && cur.HeadersEnc != "")
+}
+
+// sameOrigin reports whether two base URLs reach the same server: scheme,
+// host and port (the path may change).
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }

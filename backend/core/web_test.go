@@ -693,3 +693,29 @@ func TestChangePasswordIsRateLimited(t *testing.T) {
 		t.Error("30 wrong current passwords were all checked")
 	}
 }
+
+// A stored API key never follows a connection to another server.
+func TestConnectionSecretsStayWithTheirServer(t *testing.T) {
+	w := newWeb(t, webOptions{})
+	llm := fakellm.New(t)
+	other := fakellm.New(t)
+	c := newClient()
+	w.signUp(c, "gandalf", "you-shall-not-pass")
+	code, body := w.call(c, "Connections.Create", map[string]any{"name": "keyed", "baseUrl": llm.URL(), "apiKey": "sk-stays-home-1234"})
+	if code != 200 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var conn struct{ ID int64 }
+	json.Unmarshal([]byte(body), &conn)
+	update := func(in map[string]any) (int, string) { return w.call(c, "Connections.Update", conn.ID, in) }
+
+	if code, body := update(map[string]any{"name": "keyed", "baseUrl": other.URL()}); code != 400 || !strings.Contains(body, "enter the API key") {
+		t.Errorf("moving to another server with the key kept: %d %s, want 400", code, body)
+	}
+	if code, body := update(map[string]any{"name": "renamed", "baseUrl": llm.URL()}); code != 200 {
+		t.Errorf("renaming on the same server: %d %s", code, body)
+	}
+	if code, body := update(map[string]any{"name": "keyed", "baseUrl": other.URL(), "apiKey": "sk-new-server-5678"}); code != 200 {
+		t.Errorf("moving with a new key: %d %s", code, body)
+	}
+}
