@@ -169,7 +169,14 @@ var DefaultLoginLimits = LoginLimits{
 type LoginLimiter struct {
 	mu         sync.Mutex
 	addr, user *Limiter
+	// known are address/username pairs that have signed in before: their
+	// attempts skip the username's bucket, so that a stranger guessing a
+	// name cannot keep its owner out. Bounded; forgotten when full.
+	known map[string]struct{}
 }
+
+// maxKnown bounds the known sign-ins kept.
+const maxKnown = 10_000
 
 // NewLoginLimiter returns a limiter with the given limits; now (nil:
 // time.Now) overrides both clocks.
@@ -177,17 +184,24 @@ func NewLoginLimiter(l LoginLimits, now func() time.Time) *LoginLimiter {
 	if now != nil {
 		l.PerAddress.Now, l.PerUsername.Now = now, now
 	}
-	return &LoginLimiter{addr: NewLimiter(l.PerAddress), user: NewLimiter(l.PerUsername)}
+	return &LoginLimiter{addr: NewLimiter(l.PerAddress), user: NewLimiter(l.PerUsername), known: map[string]struct{}{}}
 }
 
 // Attempt spends one attempt of both the client address and the username
 // and returns 0, or spends nothing and returns how long to wait (the
 // longer of the two). Every attempt counts, successful or not, so parallel
 // requests cannot slip through between a check and a failure.
+//
+// An address that has signed in as this username before spends only its
+// own attempts: someone else guessing the name elsewhere does not lock the
+// owner out of their usual devices.
 func (l *LoginLimiter) Attempt(addr, username string) time.Duration {
 	a, u := AddressKey(addr), usernameKey(username)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, ok := l.known[a+"\x00"+u]; ok {
+		return l.addr.Take(a)
+	}
 	if w := max(l.addr.Wait(a), l.user.Wait(u)); w > 0 {
 		return w
 	}
@@ -220,7 +234,14 @@ func (l *LoginLimiter) AttemptAccount(user int64) time.Duration {
 // user who mistyped a few times starts afresh. The address keeps its count:
 // otherwise logging into one's own account between guesses would reset it.
 func (l *LoginLimiter) Succeeded(addr, username string) {
-	l.user.Reset(usernameKey(username))
+	u := usernameKey(username)
+	l.user.Reset(u)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.known) >= maxKnown {
+		clear(l.known)
+	}
+	l.known[AddressKey(addr)+"\x00"+u] = struct{}{}
 }
 
 // AddressKey is the rate-limit key of a client address: the address itself

@@ -150,3 +150,33 @@ func TestLoginLimiterUnderConcurrentAttempts(t *testing.T) {
 		t.Errorf("%d of 50 parallel attempts went through, want exactly the burst of 5", n)
 	}
 }
+
+// A stranger guessing a username from many addresses does not keep its
+// owner out of a device they signed in from before.
+func TestLoginLimiterKnownDeviceIsNotLockedOut(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	l := NewLoginLimiter(LoginLimits{
+		PerAddress:  LimitOptions{Burst: 5, Every: time.Hour},
+		PerUsername: LimitOptions{Burst: 3, Every: time.Hour},
+	}, func() time.Time { return now })
+	if w := l.Attempt("192.168.1.7", "sam"); w != 0 {
+		t.Fatal("first attempt waited")
+	}
+	l.Succeeded("192.168.1.7", "sam")
+	for i := range 3 {
+		l.Attempt(fmt.Sprintf("203.0.113.%d", i), "Sam")
+	}
+	if w := l.Attempt("203.0.113.50", "sam"); w == 0 {
+		t.Fatal("the username limit let a stranger's fourth guess through")
+	}
+	if w := l.Attempt("192.168.1.7", "sam"); w != 0 {
+		t.Errorf("sam's own laptop is locked out for %v by someone else's guessing", w)
+	}
+	// The known device still has its own address limit.
+	for range 5 {
+		l.Attempt("192.168.1.7", "sam")
+	}
+	if w := l.Attempt("192.168.1.7", "sam"); w == 0 {
+		t.Error("a known device escaped its address limit")
+	}
+}
