@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
@@ -174,11 +175,19 @@ func (m *Models) Picker(ctx context.Context) ([]ModelView, error) {
 		return nil, err
 	}
 	names := m.connectionNames(ctx)
+	// A model's system prompt is the administrator's configuration, not
+	// something every user of the model needs to read.
+	manager := m.deps.require(ctx, auth.ConnectionsManage) == nil
 	out := make([]ModelView, 0, len(list))
 	for _, x := range list {
-		if !x.Missing {
-			out = append(out, m.view(ctx, x, names))
+		if x.Missing {
+			continue
 		}
+		v := m.view(ctx, x, names)
+		if !manager && x.OwnerID == nil {
+			v.SystemPrompt = ""
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }

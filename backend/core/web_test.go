@@ -719,3 +719,29 @@ func TestConnectionSecretsStayWithTheirServer(t *testing.T) {
 		t.Errorf("moving with a new key: %d %s", code, body)
 	}
 }
+
+// Members see the models they may use, not the administrator's prompts.
+func TestPickerHidesTheAdminsSystemPrompt(t *testing.T) {
+	w := newWeb(t, webOptions{})
+	llm := fakellm.New(t)
+	admin, member := newClient(), newClient()
+	w.signUp(admin, "gandalf", "you-shall-not-pass")
+	w.call(admin, "Admin.SetSettings", map[string]string{"signUpMode": "open"})
+	w.call(admin, "Connections.Create", map[string]any{"name": "shared", "baseUrl": llm.URL()})
+	_, body := w.call(admin, "Models.Picker")
+	var models []struct{ ID int64 }
+	json.Unmarshal([]byte(body), &models)
+	if len(models) == 0 {
+		t.Fatalf("no models: %s", body)
+	}
+	if code, body := w.call(admin, "Models.Update", models[0].ID, map[string]any{"systemPrompt": "secret-sauce-instructions"}); code != 200 {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	if _, body := w.call(admin, "Models.Picker"); !strings.Contains(body, "secret-sauce-instructions") {
+		t.Errorf("the administrator's own picker lacks the prompt: %s", body)
+	}
+	w.signUp(member, "sam", "po-tay-toes-boiled")
+	if _, body := w.call(member, "Models.Picker"); strings.Contains(body, "secret-sauce") || !strings.Contains(body, fmt.Sprintf(`"id":%d`, models[0].ID)) {
+		t.Errorf("member's picker: %s", body)
+	}
+}
