@@ -86,11 +86,11 @@ func (c *cli) createAdmin(ctx context.Context, cfg config.Config, username strin
 		}
 		password = strings.TrimRight(line, "\r\n")
 	case interactive:
-		p1, err := readSecret(c.input(), c.stdout, "Password: ")
+		p1, err := readSecret(c.input(), in, c.stdout, "Password: ")
 		if err != nil {
 			return err
 		}
-		p2, err := readSecret(c.input(), c.stdout, "Password again: ")
+		p2, err := readSecret(c.input(), in, c.stdout, "Password again: ")
 		if err != nil {
 			return err
 		}

@@ -12,8 +12,8 @@ import (
 // isTerminal cannot tell here; create-admin then wants --password-stdin.
 func isTerminal(io.Reader) bool { return false }
 
-func readSecret(r io.Reader, w io.Writer, prompt string) (string, error) {
+func readSecret(r io.Reader, in *bufio.Reader, w io.Writer, prompt string) (string, error) {
 	fmt.Fprint(w, prompt)
-	line, err := bufio.NewReader(r).ReadString('\n')
+	line, err := in.ReadString('\n')
 	return strings.TrimRight(line, "\r\n"), err
 }

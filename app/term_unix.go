@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,9 +24,11 @@ func isTerminal(r io.Reader) bool {
 	return err == nil
 }
 
-// readSecret prompts on w and reads one line from the terminal r with echo
-// off, restoring the terminal afterwards.
-func readSecret(r io.Reader, w io.Writer, prompt string) (string, error) {
+// readSecret prompts on w and reads one line from in (buffered over the
+// terminal r) with echo off, restoring the terminal afterwards, also when
+// the reader presses Ctrl-C. Reading through the caller's buffer keeps a
+// pasted username and password from losing a line between two buffers.
+func readSecret(r io.Reader, in *bufio.Reader, w io.Writer, prompt string) (string, error) {
 	fmt.Fprint(w, prompt)
 	f := r.(*os.File)
 	fd := int(f.Fd())
@@ -38,11 +42,26 @@ func readSecret(r io.Reader, w io.Writer, prompt string) (string, error) {
 	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &quiet); err != nil {
 		return "", err
 	}
+	restore := func() { unix.IoctlSetTermios(fd, ioctlSetTermios, old) }
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			restore()
+			fmt.Fprintln(w)
+			os.Exit(130)
+		case <-done:
+		}
+	}()
 	defer func() {
-		unix.IoctlSetTermios(fd, ioctlSetTermios, old)
+		signal.Stop(sig)
+		close(done)
+		restore()
 		fmt.Fprintln(w)
 	}()
-	line, err := bufio.NewReader(f).ReadString('\n')
+	line, err := in.ReadString('\n')
 	if err != nil && line == "" {
 		return "", err
 	}
