@@ -41,7 +41,9 @@ func New(db *store.DB, keys func() (*secrets.Keeper, error), log *slog.Logger, o
 	return &Service{db: db, keys: keys, log: log, guard: opt.Guard,
 		lan: &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true,
 			MaxIdleConns: 8, IdleConnTimeout: 60 * time.Second}},
-		guarded: opt.Guard.Client(netguard.Options{}),
+		// A user's own server: headers within 2 minutes (transcribing a
+		// long recording takes a while), the whole answer within 10.
+		guarded: opt.Guard.Client(netguard.Options{Timeout: 10 * time.Minute}),
 	}
 }
 

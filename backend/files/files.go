@@ -64,7 +64,15 @@ type Service struct {
 	log    *slog.Logger
 	limits Limits
 	proc   attach.Limits
+	// slots bound how many uploads are processed at once: decoding an
+	// image or a PDF can take a few hundred MB, and uploads side by side
+	// would add up.
+	slots chan struct{}
 }
+
+// MaxProcessing is how many uploads are decoded at the same time; the
+// rest wait their turn (or give up with their request).
+const MaxProcessing = 2
 
 // New returns the service for files under dataDir/files. A zero field of
 // lim takes its default.
@@ -86,7 +94,7 @@ func New(db *store.DB, dataDir string, log *slog.Logger, lim Limits) *Service {
 		lim.Kinds = d.Kinds
 	}
 	return &Service{db: db, dir: filepath.Join(dataDir, "files"), log: log, limits: lim,
-		proc: attach.Limits{MaxBytes: lim.MaxBytes}}
+		proc: attach.Limits{MaxBytes: lim.MaxBytes}, slots: make(chan struct{}, MaxProcessing)}
 }
 
 // Limits returns the limits.
@@ -113,7 +121,13 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 		return store.Attachment{}, apperr.New(apperr.Conflict,
 			"you have %d files waiting to be sent; send or remove some first", n)
 	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return store.Attachment{}, ctx.Err()
+	}
 	res, err := attach.Process(ctx, name, r, s.proc)
+	<-s.slots
 	if err != nil {
 		return store.Attachment{}, err
 	}

@@ -144,6 +144,10 @@ type Options struct {
 	Timeout time.Duration
 	// DialTimeout bounds connecting (default 10 s).
 	DialTimeout time.Duration
+	// HeaderTimeout bounds the wait for a response's headers once the
+	// request is sent (default 2 minutes): a server chosen by a user must
+	// not hold a connection open for ever.
+	HeaderTimeout time.Duration
 	// MaxRedirects is how many redirects are followed (default 3; -1 none).
 	MaxRedirects int
 }
@@ -157,6 +161,9 @@ func (g Guard) Client(opt Options) *http.Client {
 	if opt.MaxRedirects == 0 {
 		opt.MaxRedirects = 3
 	}
+	if opt.HeaderTimeout <= 0 {
+		opt.HeaderTimeout = 2 * time.Minute
+	}
 	d := &net.Dialer{Timeout: opt.DialTimeout, KeepAlive: 30 * time.Second, Control: g.Control}
 	tr := &http.Transport{
 		Proxy:                 nil, // see the package comment
@@ -165,7 +172,7 @@ func (g Guard) Client(opt Options) *http.Client {
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          8,
 		IdleConnTimeout:       60 * time.Second,
-		ResponseHeaderTimeout: 0,
+		ResponseHeaderTimeout: opt.HeaderTimeout,
 	}
 	return &http.Client{
 		Transport: guardedTransport{g: g, rt: tr},
