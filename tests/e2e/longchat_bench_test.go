@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/tests/harness"
@@ -93,9 +94,13 @@ func seedLongChats(b *testing.B, dataDir, baseURL string, sizes map[string]int) 
 	defer db.Close()
 	_, err = db.Sync(ctx, store.Current, filepath.Join(dataDir, "backups"))
 	harness.Must(b, err, "sync schema")
-	owner, err := db.EnsureOwner(ctx, "owner", "Owner")
+	// The chats belong to the administrator harness.Serve signs in as.
+	owner, err := db.EnsureOwner(ctx, harness.AdminUser, "Admin")
 	harness.Must(b, err, "owner")
 	uid := ids.UserID(owner.ID)
+	hash, err := auth.HashPassword(harness.AdminPassword)
+	harness.Must(b, err, "hash")
+	harness.Must(b, db.SetPassword(ctx, uid, hash), "password")
 	conn, err := db.CreateConnection(ctx, store.Actor{User: uid, Admin: true}, store.Connection{Name: "Fake", BaseURL: baseURL, Enabled: true})
 	harness.Must(b, err, "create connection")
 	// The fake endpoint's model, so the server's refresh keeps it listed.
