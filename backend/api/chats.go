@@ -18,11 +18,6 @@ import (
 
 func user(ctx context.Context) ids.UserID { return ids.UserID(CallerFrom(ctx).UserID) }
 
-func actor(ctx context.Context) store.Actor {
-	c := CallerFrom(ctx)
-	return store.Actor{User: ids.UserID(c.UserID), Admin: c.Admin}
-}
-
 // manager is the actor for configuring shared connections and models: an
 // admin, or a user granted connections.manage, who then acts with an
 // admin's reach over shared connections (never over personal ones).

@@ -148,20 +148,6 @@ func (p *authPage) shot(name string) string {
 	return f
 }
 
-// theme switches the page's theme: before sign-in through the stored
-// choice theme.js reads, after it through the sidebar's control (which also
-// stores it for the account).
-func (p *authPage) theme(name string) {
-	p.t.Helper()
-	if p.bool(`!!document.querySelector('#theme-select')`) {
-		p.bool(fmt.Sprintf(`(() => { const s = document.querySelector('#theme-select'); s.value = %q;
-			return s.dispatchEvent(new Event('change', {bubbles: true})); })()`, name))
-	} else {
-		p.bool(fmt.Sprintf(`(localStorage.setItem('lembas.theme', %q), document.documentElement.dataset.theme = %q, true)`, name, name))
-	}
-	p.waitJS(fmt.Sprintf(`document.documentElement.dataset.theme === %q`, name))
-}
-
 const (
 	appShown   = `!!document.querySelector('#sidebar') && !document.querySelector('.auth')`
 	loginShown = `!!document.querySelector('#login-form') && document.activeElement && document.activeElement.id === 'login-username'`

@@ -12,8 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/tests/harness"
