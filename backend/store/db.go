@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -29,6 +30,27 @@ type DB struct {
 	// released is told the storage names of attachments whose rows went
 	// with their messages (see OnFilesReleased).
 	released func(storageNames []string)
+	// stmts are prepared read statements for the queries every request
+	// runs (the session check): SQLite's parser costs more than such a
+	// query itself.
+	stmts sync.Map // query string → *sql.Stmt
+}
+
+// readStmt returns the read pool's prepared statement for q, preparing it
+// once.
+func (db *DB) readStmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := db.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := db.r.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := db.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
 }
 
 var pragmas = []string{
@@ -87,6 +109,10 @@ func (db *DB) Path() string { return db.path }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.stmts.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 

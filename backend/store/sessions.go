@@ -46,16 +46,22 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 	return nil
 }
 
+var sessionUserQuery = `
+		SELECT ` + prefixed("s.", sessionColumns) + `, ` + prefixed("u.", userColumns) + `
+		FROM sessions s JOIN users u ON u.id = s.user_id
+		WHERE s.token_hash = ? AND s.expires_at > ? AND u.status = 'active'`
+
 // SessionUser reads a session that is still valid at now (Unix ms) with its
 // user. An unknown or expired session, or one whose user is no longer
 // active, is ErrNotFound.
 func (db *DB) SessionUser(ctx context.Context, tokenHash string, now int64) (Session, User, error) {
 	var s Session
 	var u User
-	err := db.r.QueryRowContext(ctx, `
-		SELECT `+prefixed("s.", sessionColumns)+`, `+prefixed("u.", userColumns)+`
-		FROM sessions s JOIN users u ON u.id = s.user_id
-		WHERE s.token_hash = ? AND s.expires_at > ? AND u.status = 'active'`, tokenHash, now).
+	st, err := db.readStmt(ctx, sessionUserQuery)
+	if err != nil {
+		return Session{}, User{}, fmt.Errorf("prepare session query: %w", err)
+	}
+	err = st.QueryRowContext(ctx, tokenHash, now).
 		Scan(&s.TokenHash, &s.UserID, &s.CreatedAt, &s.LastSeenAt, &s.ExpiresAt, &s.UserAgent, &s.IP,
 			&u.ID, &u.Username, &u.DisplayName, &u.IsAdmin, &u.IsOwner, &u.Status, &u.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
