@@ -1,6 +1,8 @@
 package attach
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +33,47 @@ const (
 	// FlateDecode stream of a few hundred kilobytes that inflates to
 	// gigabytes would be held whole. A page of text is tens of kilobytes.
 	maxStreamBytes = 4 << 20
+	// maxObjStmBytes bounds the inflated size of one object stream (PDF
+	// 1.5 packs objects into compressed streams, which the library
+	// inflates whole before it reads one of their objects). Real ones hold
+	// a few hundred objects: kilobytes.
+	maxObjStmBytes = 16 << 20
 )
+
+// objectStreamsFit reports whether every object stream in the raw file
+// inflates to at most max bytes. It finds them by their /ObjStm type in the
+// uncompressed file structure (object streams cannot nest), inflates each
+// into nothing, and keeps nothing. A stream it cannot inflate fits: the
+// parser reports that fault itself.
+func objectStreamsFit(data []byte, max int64) bool {
+	rest := data
+	for {
+		i := bytes.Index(rest, []byte("/ObjStm"))
+		if i < 0 {
+			return true
+		}
+		rest = rest[i+len("/ObjStm"):]
+		j := bytes.Index(rest, []byte("stream"))
+		if j < 0 {
+			return true
+		}
+		body := rest[j+len("stream"):]
+		body = bytes.TrimPrefix(body, []byte("\r"))
+		body = bytes.TrimPrefix(body, []byte("\n"))
+		if k := bytes.Index(body, []byte("endstream")); k >= 0 {
+			body = body[:k]
+		}
+		zr, err := zlib.NewReader(bytes.NewReader(body))
+		if err == nil {
+			n, _ := io.Copy(io.Discard, io.LimitReader(zr, max+1))
+			zr.Close()
+			if n > max {
+				return false
+			}
+		}
+		rest = rest[j+len("stream"):]
+	}
+}
 
 // streamFits reports whether v, a stream or an array of streams, inflates
 // to at most max bytes. It reads the streams to find out, keeping nothing.
@@ -174,6 +216,9 @@ func (g guardedReader) ReadAt(p []byte, off int64) (int, error) {
 // readPDF opens the PDF and collects the text of every page, stopping at
 // maxText bytes.
 func readPDF(ctx context.Context, data []byte, maxText int) (string, bool, error) {
+	if !objectStreamsFit(data, maxObjStmBytes) {
+		return "", false, errors.New("an object stream inflates beyond its bound")
+	}
 	src := data
 	// The parser accepts only "%PDF-1.x" headers; PDF 2.0 has the same syntax.
 	if len(src) > 8 && string(src[:8]) == "%PDF-2.0" {

@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -126,5 +127,36 @@ func TestPDFFlateBombStaysBounded(t *testing.T) {
 				t.Errorf("extraction allocated %d MB from a %d KB file; the bound is %d MB", n>>20, len(data)>>10, budget>>20)
 			}
 		})
+	}
+}
+
+// An object stream (PDF 1.5) that inflates to far more than any real one is
+// refused before the library, which would inflate it whole, sees it.
+func TestObjectStreamBombIsRefusedBeforeParsing(t *testing.T) {
+	var z bytes.Buffer
+	w, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	io.Copy(w, repeat("0 ", maxObjStmBytes+1<<20))
+	w.Close()
+	data := fmt.Appendf(nil, "%%PDF-1.5\n7 0 obj\n<< /Type /ObjStm /N 1 /First 4 /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream\nendobj\n%%%%EOF\n", z.Len(), z.Bytes())
+	if objectStreamsFit(data, maxObjStmBytes) {
+		t.Fatal("a bomb object stream fits")
+	}
+	n := allocatedBy(func() {
+		if _, err := processFile(t, "objstm.pdf", data, Limits{}); err == nil {
+			t.Error("the PDF was accepted")
+		}
+	})
+	if n > 8<<20 {
+		t.Errorf("refusing it allocated %d MB", n>>20)
+	}
+	// Every real PDF in testdata passes the check.
+	for _, name := range []string{"text.pdf", "scanned.pdf", "pdf20.pdf"} {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			continue
+		}
+		if !objectStreamsFit(b, maxObjStmBytes) {
+			t.Errorf("%s fails the object-stream check", name)
+		}
 	}
 }
