@@ -16,8 +16,10 @@ import (
 // panics and resolves the caller (Wails' own binding does neither).
 type Bridge struct {
 	dispatcher *api.Dispatcher
-	caller     api.Caller
-	fixOnce    sync.Once
+	// caller resolves the owner per call (their admin flag can change
+	// while the app is shared).
+	caller  func() api.Caller
+	fixOnce sync.Once
 }
 
 // Call runs a facade method, e.g. Call("App.Info", []), as the desktop owner.
@@ -30,7 +32,7 @@ func (b *Bridge) Call(method string, args []json.RawMessage) api.Result {
 	if err != nil {
 		return api.Result{Error: &api.ErrorBody{Kind: "invalid", Message: "arguments could not be encoded"}}
 	}
-	caller := b.caller
+	caller := b.caller()
 	caller.Via = "bridge"
 	return b.dispatcher.Call(context.Background(), caller, method, raw)
 }

@@ -94,7 +94,7 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 	} else {
 		defer ln.Close()
 	}
-	bridge := &Bridge{dispatcher: cr.Dispatcher, caller: cr.OwnerCaller()}
+	bridge := &Bridge{dispatcher: cr.Dispatcher, caller: cr.OwnerCaller}
 	win, placed := loadWindowState(cfg.DataDir)
 	width, height := win.Width, win.Height
 	if quick {

@@ -282,9 +282,16 @@ func (c *Core) KeySource() string {
 	return c.keeper.Describe()
 }
 
-// OwnerCaller is the caller for the desktop mount: the local owner.
+// OwnerCaller is the caller for the desktop mount: the local owner. Whether
+// the owner is an administrator is read from the database each time, so
+// that a demotion by another administrator (while the app is shared)
+// applies to the desktop window at once, not at the next start.
 func (c *Core) OwnerCaller() api.Caller {
-	return api.Caller{UserID: c.Owner.ID, Admin: c.Owner.IsAdmin, Owner: true}
+	admin := c.Owner.IsAdmin
+	if u, err := c.DB.UserByID(context.Background(), c.Owner.ID); err == nil {
+		admin = u.IsAdmin
+	}
+	return api.Caller{UserID: c.Owner.ID, Admin: admin, Owner: true}
 }
 
 // Handler builds the shared http.Handler. desktop selects the desktop mount
@@ -317,8 +324,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		Attachments: api.FileRoutes{Deps: c.deps},
 	}
 	if desktop {
-		owner := c.OwnerCaller()
-		opt.Caller = func(*http.Request) (api.Caller, error) { return owner, nil }
+		opt.Caller = func(*http.Request) (api.Caller, error) { return c.OwnerCaller(), nil }
 	} else {
 		opt.Auth = &httpapi.Auth{Accounts: c.Accounts, Sessions: c.Sessions, Limiter: c.Limiter,
 			TrustedProxies: c.Config.TrustedProxies}

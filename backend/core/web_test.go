@@ -21,6 +21,7 @@ import (
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/httpapi"
+	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/frontend"
 )
 
@@ -743,5 +744,26 @@ func TestPickerHidesTheAdminsSystemPrompt(t *testing.T) {
 	w.signUp(member, "sam", "po-tay-toes-boiled")
 	if _, body := w.call(member, "Models.Picker"); strings.Contains(body, "secret-sauce") || !strings.Contains(body, fmt.Sprintf(`"id":%d`, models[0].ID)) {
 		t.Errorf("member's picker: %s", body)
+	}
+}
+
+// The desktop window follows the owner's admin flag as it changes, not as
+// it was at start.
+func TestOwnerCallerFollowsADemotion(t *testing.T) {
+	w := newWeb(t, webOptions{})
+	if !w.c.OwnerCaller().Admin {
+		t.Fatal("the owner starts as an administrator")
+	}
+	// The owner gets a password (the first sign-up claims the empty owner
+	// row), and a second administrator who can sign in exists.
+	w.signUp(newClient(), "gandalf", "you-shall-not-pass")
+	if _, err := w.c.Accounts.Create(context.Background(), auth.SignUpRequest{Username: "saruman", Password: "of-many-colours"}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.c.DB.SetAdmin(context.Background(), ids.UserID(w.c.Owner.ID), false); err != nil {
+		t.Fatal(err)
+	}
+	if w.c.OwnerCaller().Admin {
+		t.Error("the desktop window is still an administrator after the owner was demoted")
 	}
 }

@@ -32,7 +32,11 @@ var ErrNotFound = errors.New("not found")
 
 // UserByID reads one user.
 func (db *DB) UserByID(ctx context.Context, id int64) (User, error) {
-	u, err := scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+	st, err := db.readStmt(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`)
+	if err != nil {
+		return User{}, fmt.Errorf("prepare user query: %w", err)
+	}
+	u, err := scanUser(st.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("user %d: %w", id, ErrNotFound)
 	}
