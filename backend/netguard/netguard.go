@@ -131,6 +131,11 @@ func (g Guard) CheckURL(u *url.URL) error {
 	if u.Hostname() == "" {
 		return fmt.Errorf("%w: no host", ErrBlocked)
 	}
+	if u.User != nil {
+		// Credentials in a URL end up in logs and Referer headers; a
+		// redirect carrying them is refused too.
+		return fmt.Errorf("%w: user info in the URL", ErrBlocked)
+	}
 	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
 		return g.Check(a)
 	}

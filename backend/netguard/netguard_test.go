@@ -100,7 +100,7 @@ func TestControlParsesDialAddresses(t *testing.T) {
 
 func TestCheckURL(t *testing.T) {
 	var g Guard
-	for _, raw := range []string{"file:///etc/passwd", "gopher://x/", "http://127.0.0.1/", "http://[::1]:8080/", "http:///nohost"} {
+	for _, raw := range []string{"file:///etc/passwd", "gopher://x/", "http://127.0.0.1/", "http://[::1]:8080/", "http:///nohost", "https://user:pw@example.org/"} {
 		u, _ := url.Parse(raw)
 		if err := g.CheckURL(u); err == nil {
 			t.Errorf("CheckURL(%s) allowed", raw)
