@@ -152,7 +152,12 @@ func TestShellInChromium(t *testing.T) {
 			}
 			if vp.name == "phone" {
 				visible := `(() => { const r = document.querySelector('#sidebar').getBoundingClientRect(); return r.right > 10 && r.left < innerWidth; })()`
-				if eval[bool](t, ctx, visible) {
+				// Coming from the desktop width, the sidebar slides away
+				// (a CSS transition): wait for it to be gone.
+				pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				_, err := chromedp.Run(pctx, chromedp.Poll[bool](`!`+visible))
+				cancel()
+				if err != nil {
 					t.Error("sidebar covers the phone screen before it is opened")
 				}
 				if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#sidebar-toggle"))); err != nil {
