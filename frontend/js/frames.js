@@ -34,6 +34,10 @@ export class ReplyState {
     this.messageId = messageId;
     this.seq = null; // last applied seq; null = unknown
     this.fresh = fresh;
+    // startedHere: this page started the reply (fresh), so it is one seen
+    // finishing here even when its last frame came before it was drawn.
+    // Automatic reading aloud takes it (messages.js).
+    this.startedHere = fresh;
     // Two regions (docs/API.md): the sealed region — base (from the last
     // reset) plus the blocks sealed since — and the live tail after it.
     this.base = html;

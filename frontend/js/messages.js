@@ -192,15 +192,22 @@ export class AssistantMessage extends Component {
     if (!st) return;
     this.sig = signature(st);
     // Read aloud automatically only a reply seen finishing here: one that
-    // was already over when the chat opened is never read.
-    let wasLive = !st.final;
-    this.unsub = st.subscribe(() => {
+    // was already over when the chat opened is never read. A reply this
+    // page started counts even when it was over before it was drawn (a
+    // fast one ends while Chats.Send is answered); it is read once.
+    let wasLive = !st.final || st.startedHere;
+    const finished = () => {
       if (wasLive && st.final) {
         wasLive = false;
+        st.startedHere = false;
         if (st.status === 'final') {
           audioStatus().then((a) => { if (a.autoRead && a.tts) readAloud(this.replyText(), this.props.msg.id); });
         }
       }
+    };
+    finished();
+    this.unsub = st.subscribe(() => {
+      finished();
       const s = signature(st);
       if (s !== this.sig) {
         this.sig = s;
@@ -210,9 +217,17 @@ export class AssistantMessage extends Component {
   }
 
   // replyText is what reading aloud reads: the Markdown source when the
-  // message has it, else the text shown (a reply that just streamed).
+  // message has it, else the finished reply's text, else the text shown.
+  // A reply that just finished is read from its state, not the page: the
+  // last frame may not be drawn yet, and a turn not laid out yet
+  // (content-visibility: auto) has no innerText.
   replyText() {
     if (this.props.msg.content) return this.props.msg.content;
+    const st = this.props.state;
+    if (st && st.final) {
+      // An inert document: nothing in it loads or runs.
+      return new DOMParser().parseFromString(st.finalFull ?? st.joined(), 'text/html').body.textContent;
+    }
     const el = document.getElementById('msg-' + this.props.msg.id);
     const body = el && el.querySelector('.msg-body');
     return body ? body.innerText : '';

@@ -5,7 +5,7 @@
 // the same keys, or keys the system or typing needs, are refused with a
 // message that says why.
 
-import { html, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
+import { html, useState, useEffect, useLayoutEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
 import { call, on, isDesktop } from './transport.js';
 import { navigate, hrefs } from './router.js';
 import { trapTab, toast } from './ui.js';
@@ -247,7 +247,10 @@ export function ShortcutSettings() {
     }
   };
 
-  useEffect(() => {
+  // A layout effect: the keys are captured from the moment "Press the new
+  // keys…" is on the page (an effect can run a frame later, and keys
+  // pressed meanwhile ran their action instead).
+  useLayoutEffect(() => {
     if (!editing) return undefined;
     capturing = true;
     const onCapture = (e) => {
