@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -122,15 +124,24 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 			if placed && !quick {
 				wruntime.WindowSetPosition(wctx, win.X, win.Y)
 			}
+			// Quit the window on SIGINT/SIGTERM so that deferred cleanups
+			// run and the exit code is 0. Wails v2.9.2 starts its own
+			// handler for these signals, which quits from a goroutine too;
+			// with ours, two gtk_main_quit calls raced the main loop's
+			// teardown and crashed now and then (seen in CI). Take the
+			// signals back so that exactly one handler quits.
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			go func() {
-				// Quit the window on SIGINT/SIGTERM so that deferred
-				// cleanups run and the exit code is 0.
 				select {
-				case <-ctx.Done():
-					log.Info("signal received; closing the window")
-					d.quit()
+				case <-sigs:
+				case <-ctx.Done(): // a signal before the reset
 				case <-wctx.Done():
+					return
 				}
+				log.Info("signal received; closing the window")
+				d.quit()
 			}()
 		},
 		OnDomReady: func(context.Context) {
