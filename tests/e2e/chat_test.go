@@ -180,6 +180,9 @@ func TestChatInChromium(t *testing.T) {
 		a.llm.Enqueue(fakellm.Stream("second chat reply"))
 		a.do(chromedp.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
 		a.waitJS(`!location.hash.startsWith('` + hash + `')`)
+		// The new chat's screen replaces the old one (and its composer):
+		// wait for it, or the click may land on a node on its way out.
+		a.waitJS(`document.querySelectorAll('.msg').length === 0 && !!document.querySelector('#composer-input:not([disabled])')`)
 		a.send("A second chat")
 		a.waitJS(lastReply + `.includes('second chat reply')`)
 		a.do(chromedp.Navigate(a.base + "/" + hash))
