@@ -416,8 +416,12 @@ func TestAttachmentsReachTheModel(t *testing.T) {
 	if a, err := w.c.DB.AttachmentByID(context.Background(), otherID, theirs); err != nil || a.MessageID != nil {
 		t.Fatalf("the other user's upload: %+v %v", a, err)
 	}
-	if len(llm.Requests()) != before {
-		t.Fatal("a refused send reached the model")
+	// (Count only these sends' requests: the earlier turn's automatic
+	// title may still reach the model meanwhile.)
+	for _, r := range llm.Requests()[before:] {
+		if b := string(r.Body); strings.Contains(b, "steal") || strings.Contains(b, `"again"`) {
+			t.Fatalf("a refused send reached the model: %.300s", b)
+		}
 	}
 	// The other user cannot delete a sent file either; its owner cannot
 	// delete it as an upload (it goes with the chat).
