@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
 	"net/textproto"
 	"net/url"
 	"os"
@@ -24,9 +21,7 @@ import (
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
-	"github.com/llembas/lembas/backend/netguard"
 	"github.com/llembas/lembas/backend/store"
-	"github.com/llembas/lembas/frontend"
 )
 
 // Attachments and voice over a real socket, as signed-in users of a
@@ -36,33 +31,7 @@ import (
 // address only when allowLoopback is set.
 func newFilesWeb(t *testing.T, allowLoopback bool) *web {
 	t.Helper()
-	w := &web{t: t, clock: &clock{}, log: &syncBuf{}}
-	w.clock.ns.Store(time.Now().UnixNano())
-	opt := Options{
-		Mode:     Serve,
-		Version:  "test",
-		Files:    frontend.FS(),
-		Log:      slog.New(slog.NewTextHandler(w.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Password: auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
-	}
-	if allowLoopback {
-		opt.AudioGuard = netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
-	}
-	c, err := Open(context.Background(), testConfig(t), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := c.Handler(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.c, w.srv = c, httptest.NewServer(h)
-	t.Cleanup(func() {
-		c.StopStreams()
-		w.srv.Close()
-		c.Close()
-	})
-	return w
+	return newWeb(t, webOptions{audioLoopback: allowLoopback})
 }
 
 func testdata(t *testing.T, name string) []byte {

@@ -22,6 +22,7 @@ import (
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/netguard"
 	"github.com/llembas/lembas/frontend"
 )
 
@@ -63,6 +64,9 @@ type web struct {
 type webOptions struct {
 	proxies []netip.Prefix
 	limits  *auth.LoginLimits
+	// audioLoopback lets users' own voice servers be on 127.0.0.1 (the
+	// fake audio server); the guard refuses it otherwise.
+	audioLoopback bool
 }
 
 func newWeb(t *testing.T, o webOptions) *web {
@@ -71,7 +75,7 @@ func newWeb(t *testing.T, o webOptions) *web {
 	w.clock.ns.Store(time.Now().UnixNano())
 	cfg := testConfig(t)
 	cfg.TrustedProxies = o.proxies
-	c, err := Open(context.Background(), cfg, Options{
+	opt := Options{
 		Mode:      Serve,
 		Version:   "test",
 		Files:     frontend.FS(),
@@ -80,7 +84,11 @@ func newWeb(t *testing.T, o webOptions) *web {
 		Sessions:  auth.SessionOptions{Now: w.clock.Now},
 		Login:     o.limits,
 		Heartbeat: 50 * time.Millisecond,
-	})
+	}
+	if o.audioLoopback {
+		opt.AudioGuard = netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	}
+	c, err := Open(context.Background(), cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
