@@ -262,7 +262,7 @@ func (d *desktop) publishSharing(ctx context.Context, open bool) {
 	if d.core == nil {
 		return
 	}
-	d.core.Bus.Publish(events.Event{Topic: "sharing", UserID: d.core.OwnerCaller().UserID,
+	d.core.Bus.Publish(events.Event{Topic: "sharing", UserID: d.core.Owner.ID,
 		Data: struct {
 			api.ShareStatus
 			Open bool `json:"open"`
@@ -273,7 +273,7 @@ func (d *desktop) publishSharing(ctx context.Context, open bool) {
 // to the window as one Wails event. If the window falls so far behind that
 // the bus drops it, it resubscribes and tells the frontend to reload state.
 func (d *desktop) forwardEvents(wctx context.Context) {
-	owner := d.core.OwnerCaller().UserID
+	owner := d.core.Owner.ID
 	for {
 		sub := d.core.Bus.Subscribe(owner, 1024)
 		d.mu.Lock()
@@ -317,7 +317,7 @@ func (d *desktop) handoff(m single.Message) {
 	} else {
 		d.leaveQuick(false)
 	}
-	d.core.Bus.Publish(events.Event{Topic: "handoff", UserID: d.core.OwnerCaller().UserID, Data: m.Args})
+	d.core.Bus.Publish(events.Event{Topic: "handoff", UserID: d.core.Owner.ID, Data: m.Args})
 }
 
 // openInBrowser opens a vetted link with the desktop's opener. The URL is

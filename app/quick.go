@@ -163,14 +163,14 @@ func (d *desktop) state() WindowState {
 func (d *desktop) publishWindow(newChat bool) {
 	s := d.state()
 	s.NewChat = newChat
-	d.core.Bus.Publish(events.Event{Topic: "window", UserID: d.core.OwnerCaller().UserID, Data: s})
+	d.core.Bus.Publish(events.Event{Topic: "window", UserID: d.core.Owner.ID, Data: s})
 }
 
 // quickChat is the chat quick chat opens on: the last quick one when the
 // owner chose to continue it and it is still there, else 0 (a new chat).
 func (d *desktop) quickChat() ids.ChatID {
 	ctx := context.Background()
-	owner := d.core.OwnerCaller().UserID
+	owner := d.core.Owner.ID
 	m, err := d.core.DB.Prefs(ctx, owner)
 	if err != nil {
 		return 0
@@ -200,7 +200,7 @@ func (d *desktop) closeToTray() bool {
 	if quick {
 		return true // closing quick chat is Escape
 	}
-	m, err := d.core.DB.Prefs(context.Background(), d.core.OwnerCaller().UserID)
+	m, err := d.core.DB.Prefs(context.Background(), d.core.Owner.ID)
 	return err == nil && api.DesktopPrefsFrom(m).CloseToTray
 }
 
