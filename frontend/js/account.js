@@ -311,6 +311,8 @@ function SessionsCard({ desktop }) {
   };
 
   if (desktop && list && list.length === 0) return null;
+  // The sign-out buttons appear with the list, not before it: a list that
+  // arrived later would push them down under a finger about to tap.
   return html`
     <section class="card" id="account-sessions" aria-labelledby="account-sessions-title">
       <header class="card-header">
@@ -342,7 +344,7 @@ function SessionsCard({ desktop }) {
               </li>`)}
           </ul>`}
       </div>
-      ${!desktop && html`
+      ${!desktop && (list || error) && html`
         <div class="card-actions wrap">
           <button type="button" class="btn" id="account-signout" onClick=${() => signOut()}>Sign out</button>
           <button type="button" class="btn btn-danger-ghost" id="account-signout-all" onClick=${everywhere}>Sign out everywhere</button>

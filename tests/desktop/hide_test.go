@@ -152,13 +152,7 @@ func waitMapped(t *testing.T, display, id string, mapped bool) {
 	want := map[bool]string{true: "IsViewable", false: "IsUnMapped"}[mapped]
 	var info, wmState string
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		cmd := exec.Command("xwininfo", "-id", id)
-		cmd.Env = append(os.Environ(), "DISPLAY="+display)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("window %s is gone (did the app quit?): %s", id, strings.TrimSpace(string(out)))
-		}
-		info = string(out)
+		info = windowInfo(t, display, id)
 		wmState = harness.X(t, display, "xprop", "-id", id, "WM_STATE")
 		if strings.Contains(info, "Map State: "+want) && (mapped || !strings.Contains(wmState, "Iconic")) {
 			return
@@ -182,4 +176,21 @@ func waitActive(t *testing.T, display, id string) {
 		}
 	}
 	t.Fatalf("window %s never became active: %s", id, strings.TrimSpace(got))
+}
+
+// windowInfo is xwininfo's report on one window. xwininfo reads the
+// window's own attributes first and then walks up the tree for its
+// absolute corners; while the window manager unmaps a window it destroys
+// the frame around it, and that walk fails with BadWindow for the frame.
+// A report that got as far as the map state is still a true report on
+// this window, so only a failure before it means the window is gone.
+func windowInfo(t *testing.T, display, id string) string {
+	t.Helper()
+	cmd := exec.Command("xwininfo", "-id", id)
+	cmd.Env = append(os.Environ(), "DISPLAY="+display)
+	out, err := cmd.CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "Map State:") {
+		t.Fatalf("window %s is gone (did the app quit?): %s", id, strings.TrimSpace(string(out)))
+	}
+	return string(out)
 }

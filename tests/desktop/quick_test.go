@@ -306,7 +306,7 @@ var sizeRe = regexp.MustCompile(`Width: (\d+)\s+Height: (\d+)`)
 
 func windowSize(t *testing.T, display, id string) (int, int) {
 	t.Helper()
-	m := sizeRe.FindStringSubmatch(harness.X(t, display, "xwininfo", "-id", id))
+	m := sizeRe.FindStringSubmatch(windowInfo(t, display, id))
 	if m == nil {
 		t.Fatalf("no size for window %s", id)
 	}

@@ -220,7 +220,9 @@ func TestAuthFirstAdminInBrowser(t *testing.T) {
 				t.Error("the first account is not shown as an administrator")
 			}
 
-			// Sign out: back to the sign-in form.
+			// Sign out: back to the sign-in form. The buttons show once the
+			// list of sessions is in, so they no longer move when clicked.
+			p.waitJS(`!!document.querySelector('#account-sessions .session-list') && !!document.querySelector('#account-signout')`)
 			p.click("#account-signout")
 			p.waitJS(loginShown)
 
@@ -245,7 +247,7 @@ func TestAuthFirstAdminInBrowser(t *testing.T) {
 
 			// Sign out everywhere ends this session too, after a confirmation.
 			p.do(chromedp.Navigate(base + "/#/settings/account"))
-			p.waitJS(`!!document.querySelector('#account-signout-all')`)
+			p.waitJS(`!!document.querySelector('#account-sessions .session-list') && !!document.querySelector('#account-signout-all')`)
 			p.click("#account-signout-all")
 			p.waitJS(`!!document.querySelector('dialog[open]')`)
 			p.clickText("dialog", "Sign out everywhere")
