@@ -112,7 +112,7 @@ func navigatedAway(err error) bool {
 // fill types text into the field matched by css, replacing its value.
 func (p *authPage) fill(css, text string) {
 	p.t.Helper()
-	p.do(chromedp.Click(chromedp.CSS(css)))
+	p.do(harness.Click(chromedp.CSS(css)))
 	p.bool(fmt.Sprintf(`document.querySelector(%q).select(), true`, css))
 	if text == "" {
 		p.do(chromedp.SendKeys(chromedp.CSS(css), kb.Delete))
@@ -123,13 +123,13 @@ func (p *authPage) fill(css, text string) {
 
 func (p *authPage) click(css string) {
 	p.t.Helper()
-	p.do(chromedp.Click(chromedp.CSS(css)))
+	p.do(harness.Click(chromedp.CSS(css)))
 }
 
 // clickText clicks the button or link inside scope (CSS) whose text is text.
 func (p *authPage) clickText(scope, text string) {
 	p.t.Helper()
-	p.do(chromedp.Click(chromedp.Search(fmt.Sprintf(
+	p.do(harness.Click(chromedp.Search(fmt.Sprintf(
 		`//*[self::button or self::a][normalize-space(.)=%s][ancestor-or-self::*[contains(concat(' ', @class, ' '), ' %s ') or @id=%s]]`,
 		xq(text), scope, xq(scope)))))
 }
@@ -324,7 +324,7 @@ func TestAuthEachUserSeesOwnChats(t *testing.T) {
 	a.click(".model-row-main")
 	a.waitJS(`!!document.querySelector('#model-access input[type=radio]')`)
 	a.click("#model-access input[type=radio][id$='-chosen']")
-	a.do(chromedp.Click(chromedp.Search(`//section[@id='model-access']//label[.//*[normalize-space(.)='@admin']]/input`)))
+	a.do(harness.Click(chromedp.Search(`//section[@id='model-access']//label[.//*[normalize-space(.)='@admin']]/input`)))
 	a.clickText("model-access", "Save access")
 	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Only the chosen people'))`)
 	var access struct {
@@ -402,7 +402,7 @@ func TestAuthApproval(t *testing.T) {
 	a.do(chromedp.Navigate(base + "/#/settings/users"))
 	a.waitJS(`!!document.querySelector('#users-pending-note')`)
 	a.waitJS(`[...document.querySelectorAll('#users-list .user-row')].some((r) => r.innerText.includes('pippin'))`)
-	a.do(chromedp.Click(chromedp.Search(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//button[normalize-space(.)='Approve']`)))
+	a.do(harness.Click(chromedp.Search(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//button[normalize-space(.)='Approve']`)))
 	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('can sign in now'))`)
 	a.waitJS(`!document.querySelector('#users-pending-note')`)
 
@@ -415,7 +415,7 @@ func TestAuthApproval(t *testing.T) {
 	a.waitJS(`!!document.querySelector('#group-new-name')`)
 	a.fill("#group-new-name", "Hobbits")
 	a.click("#group-new-perm-models-view-all")
-	a.do(chromedp.Click(chromedp.Search(`//form[@id='group-form']//label[.//*[normalize-space(.)='@pippin']]/input`)))
+	a.do(harness.Click(chromedp.Search(`//form[@id='group-form']//label[.//*[normalize-space(.)='@pippin']]/input`)))
 	a.click("#group-form button[type=submit]")
 	a.waitJS(`[...document.querySelectorAll('#groups-list .model-row-name')].some((e) => e.textContent === 'Hobbits')`)
 	a.waitJS(`/^#\/settings\/groups\/\d+$/.test(location.hash)`)
@@ -433,7 +433,7 @@ func TestAuthApproval(t *testing.T) {
 
 	// A new password through the dialog, then administrator rights.
 	a.do(chromedp.Navigate(base + "/#/settings/users"))
-	a.do(chromedp.Click(chromedp.Search(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//a`)))
+	a.do(harness.Click(chromedp.Search(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//a`)))
 	a.waitJS(`document.querySelector('#user-detail-title')?.textContent === 'pippin'`)
 	a.clickText("user-detail", "Reset password…")
 	a.waitJS(`!!document.querySelector('#reset-dialog[open]')`)

@@ -80,7 +80,7 @@ func (a *chatApp) shot(name string) {
 
 func (a *chatApp) send(text string) {
 	a.t.Helper()
-	a.do(chromedp.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), text+kb.Enter))
+	a.do(harness.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), text+kb.Enter))
 }
 
 // lastReply is the last assistant message's text.
@@ -114,7 +114,7 @@ func TestChatInChromium(t *testing.T) {
 		a.send("Tell me a long story")
 		a.waitJS(lastReply + `.includes('words')`)
 		a.waitJS(`/stop/i.test(document.querySelector('#composer-button')?.innerText || '')`)
-		a.do(chromedp.Click(chromedp.CSS("#composer-button")))
+		a.do(harness.Click(chromedp.CSS("#composer-button")))
 		a.waitReplyIdle()
 		a.waitJS(`/stopped/i.test(` + lastReply + `)`)
 	})
@@ -138,7 +138,7 @@ func TestChatInChromium(t *testing.T) {
 
 	t.Run("regenerate replaces the last reply", func(t *testing.T) {
 		a.llm.Enqueue(fakellm.Stream("a fresh answer"))
-		a.do(chromedp.Click(chromedp.Search(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Regenerate')]`)))
+		a.do(harness.Click(chromedp.Search(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Regenerate')]`)))
 		a.waitJS(lastReply + `.includes('a fresh answer')`)
 		a.waitReplyIdle()
 	})
@@ -155,7 +155,7 @@ func TestChatInChromium(t *testing.T) {
 		a.send("Be long")
 		a.waitReplyIdle()
 		a.llm.Enqueue(fakellm.Stream(" off here"))
-		a.do(chromedp.Click(chromedp.Search(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Continue')]`)))
+		a.do(harness.Click(chromedp.Search(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Continue')]`)))
 		a.waitJS(lastReply + `.includes('cut off here')`)
 		a.waitReplyIdle()
 	})
@@ -166,10 +166,10 @@ func TestChatInChromium(t *testing.T) {
 			t.Fatalf("only %v messages", before)
 		}
 		a.llm.Enqueue(fakellm.Stream("answer to the edit"))
-		a.do(chromedp.Click(chromedp.Search(`(//article[contains(@class,'msg-user')])[1]//button[contains(., 'Edit')]`)))
+		a.do(harness.Click(chromedp.Search(`(//article[contains(@class,'msg-user')])[1]//button[contains(., 'Edit')]`)))
 		a.waitJS(`!!document.querySelector('.msg-edit textarea')`)
 		a.js(`(() => { const ta = document.querySelector('.msg-edit textarea'); const set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set; set.call(ta, 'Edited first turn'); ta.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`)
-		a.do(chromedp.Click(chromedp.Search(`//form[contains(@class,'msg-edit')]//button[@type='submit']`)))
+		a.do(harness.Click(chromedp.Search(`//form[contains(@class,'msg-edit')]//button[@type='submit']`)))
 		a.waitJS(`document.querySelectorAll('.msg').length === 2`)
 		a.waitJS(lastReply + `.includes('answer to the edit')`)
 		a.waitReplyIdle()
@@ -178,7 +178,7 @@ func TestChatInChromium(t *testing.T) {
 	t.Run("switch chats and come back", func(t *testing.T) {
 		hash := a.js(`location.hash`).(string)
 		a.llm.Enqueue(fakellm.Stream("second chat reply"))
-		a.do(chromedp.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
+		a.do(harness.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
 		a.waitJS(`!location.hash.startsWith('` + hash + `')`)
 		// The new chat's screen replaces the old one (and its composer):
 		// wait for it, or the click may land on a node on its way out.
@@ -190,9 +190,9 @@ func TestChatInChromium(t *testing.T) {
 	})
 
 	t.Run("search jumps to the message", func(t *testing.T) {
-		a.do(chromedp.Click(chromedp.CSS("#chat-search")), chromedp.SendKeys(chromedp.CSS("#chat-search"), "second"))
+		a.do(harness.Click(chromedp.CSS("#chat-search")), chromedp.SendKeys(chromedp.CSS("#chat-search"), "second"))
 		a.waitJS(`document.querySelectorAll('.search-hit').length > 0`)
-		a.do(chromedp.Click(chromedp.CSS(".search-hit")))
+		a.do(harness.Click(chromedp.CSS(".search-hit")))
 		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('A second chat')`)
 	})
 	t.Run("the last open chat reopens", func(t *testing.T) {
@@ -218,12 +218,12 @@ func TestChatInChromium(t *testing.T) {
 	})
 
 	t.Run("settings chosen before the first message apply", func(t *testing.T) {
-		a.do(chromedp.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
+		a.do(harness.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
 		a.waitJS(`!location.hash.startsWith('#/chat/')`)
-		a.do(chromedp.Click(chromedp.CSS(`button[aria-label="Chat settings"]`)))
+		a.do(harness.Click(chromedp.CSS(`button[aria-label="Chat settings"]`)))
 		a.waitJS(`!!document.querySelector('#chat-system-prompt')`)
 		a.do(chromedp.SendKeys(chromedp.CSS("#chat-system-prompt"), "Answer like a hobbit."),
-			chromedp.Click(chromedp.Search(`//form[.//textarea[@id='chat-system-prompt']]//button[@type='submit']`)))
+			harness.Click(chromedp.Search(`//form[.//textarea[@id='chat-system-prompt']]//button[@type='submit']`)))
 		a.waitJS(`!document.querySelector('#chat-system-prompt')`)
 		a.llm.Enqueue(fakellm.Stream("Second breakfast."))
 		a.send("What is for breakfast?")

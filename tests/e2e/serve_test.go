@@ -160,7 +160,7 @@ func TestShellInChromium(t *testing.T) {
 				if err != nil {
 					t.Error("sidebar covers the phone screen before it is opened")
 				}
-				if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#sidebar-toggle"))); err != nil {
+				if err := chromedp.Do(ctx, harness.Click(chromedp.CSS("#sidebar-toggle"))); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(400 * time.Millisecond) // the slide-in transition

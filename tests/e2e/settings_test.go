@@ -140,10 +140,10 @@ func (u *adminUI) shot(name string) {
 func (u *adminUI) click(sel string) {
 	u.t.Helper()
 	if css, ok := strings.CutPrefix(sel, "css:"); ok {
-		u.do(chromedp.Click(chromedp.CSS(css)))
+		u.do(harness.Click(chromedp.CSS(css)))
 		return
 	}
-	u.do(chromedp.Click(chromedp.Search(sel)))
+	u.do(harness.Click(chromedp.Search(sel)))
 }
 
 // button is the XPath of a visible-text button inside scope (an XPath).
@@ -157,7 +157,7 @@ func xq(s string) string { return `"` + s + `"` }
 // fill replaces the text of the field matched by css, typing it.
 func (u *adminUI) fill(css, text string) {
 	u.t.Helper()
-	u.do(chromedp.Click(chromedp.CSS(css)))
+	u.do(harness.Click(chromedp.CSS(css)))
 	u.js(fmt.Sprintf(`document.querySelector(%q).select(), true`, css))
 	if text == "" {
 		u.do(chromedp.SendKeys(chromedp.CSS(css), kb.Delete))
@@ -787,7 +787,7 @@ func TestSettingsPhoneChat(t *testing.T) {
 
 	const reply = "Take the East Road, past the Brandywine Bridge."
 	llm.Enqueue(fakellm.Stream("Take the East Road, ", "past the Brandywine Bridge."))
-	u.do(chromedp.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), "And after Bree?"+kb.Enter))
+	u.do(harness.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), "And after Bree?"+kb.Enter))
 	u.waitJS(`[...document.querySelectorAll('.msg-user')].pop()?.innerText.includes('And after Bree?') ?? false`)
 	u.waitJS(`(() => { const m = [...document.querySelectorAll('.msg-assistant')].pop(); return !!m && !m.classList.contains('is-streaming') && m.innerText.includes(` + fmt.Sprintf("%q", reply) + `); })()`)
 	// The view follows the reply to the bottom; give it a frame to settle.

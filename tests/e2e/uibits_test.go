@@ -164,7 +164,7 @@ func TestUIBitsVisionWarning(t *testing.T) {
 		a.do(chromedp.SetUploadFiles(chromedp.CSS(`#composer-file`), []string{fixturePath("opaque.png")}))
 		a.waitJS(ready + `.length === 1`)
 		a.waitJS(warning + `.includes('cannot see images')`)
-		a.do(chromedp.Click(chromedp.CSS(".picker-trigger")))
+		a.do(harness.Click(chromedp.CSS(".picker-trigger")))
 		a.waitJS(`[...document.querySelectorAll('.picker-option .picker-option-name')].some((n) => n.innerText === 'seeing-eye')`)
 		a.js(`[...document.querySelectorAll('.picker-option')].find((o) => o.querySelector('.picker-option-name').innerText === 'seeing-eye').click(), true`)
 		a.waitJS(`document.querySelector('.picker-trigger .picker-name')?.innerText === 'seeing-eye'`)
@@ -367,7 +367,7 @@ func TestUIBitsDictateWithoutMicrophone(t *testing.T) {
 		a.do(chromedp.Reload())
 		a.waitJS(`!!document.querySelector('#composer-input') && !!` + btn)
 		// Typed over whatever draft the last page left.
-		a.do(chromedp.Click(chromedp.CSS("#composer-input")))
+		a.do(harness.Click(chromedp.CSS("#composer-input")))
 		a.js(`document.querySelector('#composer-input').select(), true`)
 		a.do(chromedp.SendKeys(chromedp.CSS("#composer-input"), "Keep me"))
 	}
@@ -389,7 +389,7 @@ func TestUIBitsDictateWithoutMicrophone(t *testing.T) {
 			if l := a.str(btn + `.getAttribute('aria-label')`); l != "Dictate" {
 				t.Errorf("before the click the button reads %q", l)
 			}
-			a.do(chromedp.Click(chromedp.CSS("#composer-dictate")))
+			a.do(harness.Click(chromedp.CSS("#composer-dictate")))
 			a.waitJS(`window.__gumCalls === 1`)
 			a.waitJS(toastSays(c.says))
 			if a.js(`[...document.querySelectorAll('.toast.is-error')].some((t) => t.innerText.includes(`+fmt.Sprintf("%q", c.says)+`))`) != true {
@@ -412,14 +412,14 @@ func TestUIBitsDictateWithoutMicrophone(t *testing.T) {
 		if a.js(btn+`.classList.contains('is-unavailable')`) != true {
 			t.Error("the button does not look unavailable")
 		}
-		a.do(chromedp.Click(chromedp.CSS("#composer-dictate")))
+		a.do(harness.Click(chromedp.CSS("#composer-dictate")))
 		a.waitJS(toastSays("no microphone access"))
 		idle(t)
 	})
 
 	t.Run("headless Chromium's own microphone", func(t *testing.T) {
 		open(t, "")
-		a.do(chromedp.Click(chromedp.CSS("#composer-dictate")))
+		a.do(harness.Click(chromedp.CSS("#composer-dictate")))
 		// Headless Chromium has no capture device and no one to grant
 		// access: whichever way it refuses, the button must say so.
 		a.waitJS(toastSays("No microphone was found.") + ` || ` + toastSays("Microphone access was refused.") + ` || ` + toastSays("The microphone cannot be used here."))
@@ -520,7 +520,7 @@ func TestUIBitsAutoReadOnlyNewReplies(t *testing.T) {
 	t.Run("reopening reads nothing again", func(t *testing.T) {
 		a.t = t
 		// Away and back within the page, then a reload.
-		a.do(chromedp.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
+		a.do(harness.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
 		a.waitJS(`location.hash === '#/' || location.hash === ''`)
 		a.do(chromedp.Navigate(a.base + "/" + chatHash))
 		openOld()

@@ -151,7 +151,7 @@ func TestVoiceSettings(t *testing.T) {
 	})
 
 	sendAs := func(m *adminUI, text, reply string) {
-		m.do(chromedp.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), text+kb.Enter))
+		m.do(harness.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), text+kb.Enter))
 		m.waitJS(`(() => { const r = [...document.querySelectorAll('.msg-assistant')].pop(); return !!r && !r.classList.contains('is-streaming') && r.innerText.includes(` + "`" + reply + "`" + `); })()`)
 	}
 
