@@ -76,7 +76,7 @@ func TestDesktopApp(t *testing.T) {
 		if !strings.Contains(app.Stderr(), "via=bridge") {
 			t.Error("no call was logged as coming through the bridge")
 		}
-		tree := harness.X(t, display, "xwininfo", "-root", "-tree")
+		tree := harness.Tree(t, display)
 		if !strings.Contains(tree, `"LLeMbas"`) {
 			t.Errorf("no window titled LLeMbas:\n%s", tree)
 		}

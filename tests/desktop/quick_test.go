@@ -286,7 +286,7 @@ func appWindow(t *testing.T, display string) string {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		best, area := "", 0
-		for _, m := range windowLine.FindAllStringSubmatch(harness.X(t, display, "xwininfo", "-root", "-tree"), -1) {
+		for _, m := range windowLine.FindAllStringSubmatch(harness.Tree(t, display), -1) {
 			w, _ := strconv.Atoi(m[2])
 			h, _ := strconv.Atoi(m[3])
 			if w*h > area {

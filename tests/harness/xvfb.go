@@ -54,3 +54,24 @@ func X(t testing.TB, display string, name string, args ...string) string {
 	}
 	return string(out)
 }
+
+// Tree is `xwininfo -root -tree`. The walk fails with BadWindow when a
+// window goes away halfway through it (WebKit and the window manager
+// create and destroy short-lived windows all the time), so a failed walk
+// is tried again for a few seconds before it fails the test.
+func Tree(t testing.TB, display string) string {
+	t.Helper()
+	var out []byte
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		cmd := exec.Command("xwininfo", "-root", "-tree")
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		if out, err = cmd.CombinedOutput(); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("xwininfo -root -tree: %v\n%s", err, out)
+	}
+	return string(out)
+}
