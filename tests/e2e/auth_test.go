@@ -1,151 +1,30 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
 )
 
-// authPage is one Chromium tab on a server with accounts, driven the way a
-// person clicks and types.
+// authPage is a tab on a server with accounts, signed in (or not) the way
+// a person does it, through the forms.
 type authPage struct {
-	t    *testing.T
-	ctx  context.Context
-	base string
-	pe   *pageErrors
-	name string // for screenshots
+	*tab
 }
 
-func openAuthPage(t *testing.T, base, name string, w, h int64) *authPage {
+// openAuthPage opens a tab of w×h with no session. name tells its
+// screenshots from those of the test's other tabs.
+func openAuthPage(t *testing.T, name string, w, h int64) *authPage {
 	t.Helper()
-	p := &authPage{t: t, ctx: harness.Browser(t), base: base, name: name}
-	p.pe = watchErrors(t, p.ctx)
+	p := &authPage{newTab(t, harness.Browser(t), name)}
 	p.do(chromedp.EmulateViewport(w, h))
 	return p
-}
-
-func (p *authPage) do(steps ...chromedp.Action[chromedp.Void]) {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		p.shot("failure")
-		p.t.Fatal(err)
-	}
-}
-
-func (p *authPage) str(expr string) string {
-	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		p.t.Fatalf("%s: %v", expr, err)
-	}
-	return v
-}
-
-func (p *authPage) bool(expr string) bool {
-	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](expr))
-	if err != nil {
-		p.t.Fatalf("%s: %v", expr, err)
-	}
-	return v
-}
-
-// await evaluates an expression that yields a promise and returns what it
-// resolves to, as a string.
-func (p *authPage) await(expr string) string {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		p.t.Fatalf("%s: %v", expr, err)
-	}
-	return v
-}
-
-// waitJS polls a condition for up to 20 s. Signing in reloads the page,
-// which ends a poll in flight: that is retried until the deadline.
-func (p *authPage) waitJS(cond string) {
-	p.t.Helper()
-	p.waitJSFor(cond, 20*time.Second)
-}
-
-func (p *authPage) waitJSFor(cond string, d time.Duration) {
-	p.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ctx, cancel := context.WithDeadline(p.ctx, deadline)
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond))
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().Before(deadline) && navigatedAway(err) {
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		p.shot("failure")
-		body, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.body.innerText`))
-		p.t.Fatalf("waiting for %s: %v\npage:\n%.3000s", cond, err, body)
-	}
-}
-
-func navigatedAway(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "navigated or closed") || strings.Contains(s, "context was destroyed") ||
-		strings.Contains(s, "Cannot find context")
-}
-
-// fill types text into the field matched by css, replacing its value.
-func (p *authPage) fill(css, text string) {
-	p.t.Helper()
-	p.do(harness.Click(chromedp.CSS(css)))
-	p.bool(fmt.Sprintf(`document.querySelector(%q).select(), true`, css))
-	if text == "" {
-		p.do(chromedp.SendKeys(chromedp.CSS(css), kb.Delete))
-		return
-	}
-	p.do(chromedp.SendKeys(chromedp.CSS(css), text))
-}
-
-func (p *authPage) click(css string) {
-	p.t.Helper()
-	p.do(harness.Click(chromedp.CSS(css)))
-}
-
-// clickText clicks the button or link inside scope (CSS) whose text is text.
-func (p *authPage) clickText(scope, text string) {
-	p.t.Helper()
-	p.do(harness.Click(chromedp.Search(fmt.Sprintf(
-		`//*[self::button or self::a][normalize-space(.)=%s][ancestor-or-self::*[contains(concat(' ', @class, ' '), ' %s ') or @id=%s]]`,
-		xq(text), scope, xq(scope)))))
-}
-
-func (p *authPage) shot(name string) string {
-	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(90))
-	if err != nil {
-		p.t.Logf("screenshot %s: %v", name, err)
-		return ""
-	}
-	f := filepath.Join(harness.ArtifactDir(p.t), "auth-"+p.name+"-"+name+".png")
-	if err := os.WriteFile(f, png, 0o644); err != nil {
-		p.t.Error(err)
-	}
-	p.t.Logf("screenshot %s", f)
-	return f
 }
 
 const (
@@ -177,7 +56,7 @@ func TestAuthFirstAdminInBrowser(t *testing.T) {
 	for _, vp := range viewports {
 		t.Run(vp.name, func(t *testing.T) {
 			_, base := harness.ServeBare(t, bin, t.TempDir(), "LEMBAS_INSTANCE_NAME=Bag End")
-			p := openAuthPage(t, base, "first-"+vp.name, vp.w, vp.h)
+			p := openAuthPage(t, "first-"+vp.name, vp.w, vp.h)
 			p.do(chromedp.Navigate(base + "/"))
 
 			p.waitJS(`!!document.querySelector('#signup-form')`)
@@ -293,7 +172,7 @@ func TestAuthEachUserSeesOwnChats(t *testing.T) {
 		if who.vp == "phone" {
 			w, h = 390, 844
 		}
-		p := openAuthPage(t, base, "chats-"+who.user, w, h)
+		p := openAuthPage(t, "chats-"+who.user, w, h)
 		harness.BrowserLogin(t, p.ctx, base, who.user, who.pass)
 		p.do(chromedp.Navigate(base + "/"))
 		p.waitJS(appShown)
@@ -324,7 +203,7 @@ func TestAuthEachUserSeesOwnChats(t *testing.T) {
 	a.click(".model-row-main")
 	a.waitJS(`!!document.querySelector('#model-access input[type=radio]')`)
 	a.click("#model-access input[type=radio][id$='-chosen']")
-	a.do(harness.Click(chromedp.Search(`//section[@id='model-access']//label[.//*[normalize-space(.)='@admin']]/input`)))
+	a.clickXPath(`//section[@id='model-access']//label[.//*[normalize-space(.)='@admin']]/input`)
 	a.clickText("model-access", "Save access")
 	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Only the chosen people'))`)
 	var access struct {
@@ -379,7 +258,7 @@ func TestAuthApproval(t *testing.T) {
 	harness.APIAs(t, admin, base, "Admin.SetSettings", nil, map[string]any{"signUpMode": "approval"})
 	const password = "second breakfast please"
 
-	p := openAuthPage(t, base, "approval-phone", 390, 844)
+	p := openAuthPage(t, "approval-phone", 390, 844)
 	p.do(chromedp.Navigate(base + "/"))
 	p.waitJS(loginShown)
 	p.click("#auth-to-signup")
@@ -397,12 +276,12 @@ func TestAuthApproval(t *testing.T) {
 	p.signIn("pippin", password)
 	p.waitJS(`/approv/i.test(document.querySelector('#login-error')?.innerText ?? '')`)
 
-	a := openAuthPage(t, base, "approval-admin", 1280, 860)
+	a := openAuthPage(t, "approval-admin", 1280, 860)
 	harness.BrowserLogin(t, a.ctx, base, "admin", harness.AdminPassword)
 	a.do(chromedp.Navigate(base + "/#/settings/users"))
 	a.waitJS(`!!document.querySelector('#users-pending-note')`)
 	a.waitJS(`[...document.querySelectorAll('#users-list .user-row')].some((r) => r.innerText.includes('pippin'))`)
-	a.do(harness.Click(chromedp.Search(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//button[normalize-space(.)='Approve']`)))
+	a.clickXPath(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//button[normalize-space(.)='Approve']`)
 	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('can sign in now'))`)
 	a.waitJS(`!document.querySelector('#users-pending-note')`)
 
@@ -415,7 +294,7 @@ func TestAuthApproval(t *testing.T) {
 	a.waitJS(`!!document.querySelector('#group-new-name')`)
 	a.fill("#group-new-name", "Hobbits")
 	a.click("#group-new-perm-models-view-all")
-	a.do(harness.Click(chromedp.Search(`//form[@id='group-form']//label[.//*[normalize-space(.)='@pippin']]/input`)))
+	a.clickXPath(`//form[@id='group-form']//label[.//*[normalize-space(.)='@pippin']]/input`)
 	a.click("#group-form button[type=submit]")
 	a.waitJS(`[...document.querySelectorAll('#groups-list .model-row-name')].some((e) => e.textContent === 'Hobbits')`)
 	a.waitJS(`/^#\/settings\/groups\/\d+$/.test(location.hash)`)
@@ -433,7 +312,7 @@ func TestAuthApproval(t *testing.T) {
 
 	// A new password through the dialog, then administrator rights.
 	a.do(chromedp.Navigate(base + "/#/settings/users"))
-	a.do(harness.Click(chromedp.Search(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//a`)))
+	a.clickXPath(`//li[contains(@class,'user-row')][.//*[normalize-space(.)='@pippin']]//a`)
 	a.waitJS(`document.querySelector('#user-detail-title')?.textContent === 'pippin'`)
 	a.clickText("user-detail", "Reset password…")
 	a.waitJS(`!!document.querySelector('#reset-dialog[open]')`)
@@ -456,7 +335,7 @@ func TestAuthPWA(t *testing.T) {
 	harness.Require(t, "chromium")
 	bin := harness.Build(t, "", "CGO_ENABLED=0")
 	proc, base := harness.Serve(t, bin, t.TempDir(), "LEMBAS_INSTANCE_NAME=Bag End")
-	p := openAuthPage(t, base, "pwa", 1280, 860)
+	p := openAuthPage(t, "pwa", 1280, 860)
 	harness.BrowserLogin(t, p.ctx, base, "admin", harness.AdminPassword)
 	p.do(chromedp.Navigate(base + "/"))
 	p.waitJS(appShown)
@@ -497,7 +376,7 @@ func TestAuthRateLimit(t *testing.T) {
 	harness.Require(t, "chromium")
 	bin := harness.Build(t, "", "CGO_ENABLED=0")
 	_, base := harness.Serve(t, bin, t.TempDir())
-	p := openAuthPage(t, base, "ratelimit-phone", 390, 844)
+	p := openAuthPage(t, "ratelimit-phone", 390, 844)
 	p.do(chromedp.Navigate(base + "/"))
 	p.waitJS(loginShown)
 	// Spend the burst without the form, then try once more with it.

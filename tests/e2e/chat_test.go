@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,78 +8,53 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
 )
 
-// chatApp is a server with a connection to a fake endpoint, open in Chromium.
+// chatApp is a server with a connection to a fake endpoint, open in
+// Chromium as its administrator.
 type chatApp struct {
-	t    *testing.T
+	*tab
 	base string
 	llm  *fakellm.Server
-	ctx  context.Context
-	pe   *pageErrors
 }
 
 func newChatApp(t *testing.T) *chatApp {
-	harness.Require(t, "chromium")
-	bin := harness.Build(t, "", "CGO_ENABLED=0")
-	_, base := harness.Serve(t, bin, t.TempDir())
-	a := &chatApp{t: t, base: base, llm: fakellm.New(t)}
-	harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
-	a.ctx = harness.Browser(t)
-	harness.BrowserAdmin(t, a.ctx, base)
-	a.pe = watchErrors(t, a.ctx)
-	a.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
-	a.waitJS(`!!document.querySelector('#composer-input')`)
+	a := serveChatApp(t)
+	a.open(t, "")
 	return a
 }
 
-func (a *chatApp) do(steps ...chromedp.Action[chromedp.Void]) {
-	a.t.Helper()
-	ctx, cancel := context.WithTimeout(a.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		a.shot("failure")
-		a.t.Fatal(err)
-	}
+// serveChatApp starts a server and a fake endpoint but opens no page yet,
+// so that a test can set up either first.
+func serveChatApp(t *testing.T) *chatApp {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	_, base := harness.Serve(t, bin, t.TempDir())
+	return &chatApp{base: base, llm: fakellm.New(t)}
 }
 
-func (a *chatApp) js(expr string) any {
-	a.t.Helper()
-	v, err := chromedp.Run(a.ctx, chromedp.Evaluate[any](expr))
-	if err != nil {
-		a.t.Fatalf("%s: %v", expr, err)
+// open connects the server to the fake endpoint and opens the app, signed
+// in, once the composer shows. initScript, when not empty, runs in every
+// document before the page's own scripts.
+func (a *chatApp) open(t *testing.T, initScript string) {
+	t.Helper()
+	harness.API(t, a.base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
+	ctx := harness.Browser(t)
+	harness.BrowserAdmin(t, ctx, a.base)
+	a.tab = newTab(t, ctx, "chat")
+	if initScript != "" {
+		if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+			page.AddScriptToEvaluateOnNewDocumentParams{Source: initScript}); err != nil {
+			t.Fatalf("init script: %v", err)
+		}
 	}
-	return v
-}
-
-// waitJS polls a JavaScript condition.
-func (a *chatApp) waitJS(cond string) {
-	a.t.Helper()
-	ctx, cancel := context.WithTimeout(a.ctx, 20*time.Second)
-	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond)); err != nil {
-		a.shot("failure")
-		body, _ := chromedp.Run(a.ctx, chromedp.Evaluate[string](`document.querySelector('#main')?.innerText ?? ''`))
-		a.t.Fatalf("waiting for %s: %v\npage:\n%.2000s", cond, err, body)
-	}
-}
-
-func (a *chatApp) shot(name string) {
-	if png, err := chromedp.Run(a.ctx, chromedp.FullScreenshot(80)); err == nil {
-		p := harness.ArtifactDir(a.t) + "/chat-" + name + ".png"
-		os.WriteFile(p, png, 0o644)
-		a.t.Logf("screenshot %s", p)
-	}
-}
-
-func (a *chatApp) send(text string) {
-	a.t.Helper()
-	a.do(harness.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), text+kb.Enter))
+	a.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(a.base+"/"))
+	a.waitJS(`!!document.querySelector('#composer-input')`)
 }
 
 // lastReply is the last assistant message's text.
@@ -114,7 +88,7 @@ func TestChatInChromium(t *testing.T) {
 		a.send("Tell me a long story")
 		a.waitJS(lastReply + `.includes('words')`)
 		a.waitJS(`/stop/i.test(document.querySelector('#composer-button')?.innerText || '')`)
-		a.do(harness.Click(chromedp.CSS("#composer-button")))
+		a.click("#composer-button")
 		a.waitReplyIdle()
 		a.waitJS(`/stopped/i.test(` + lastReply + `)`)
 	})
@@ -138,7 +112,7 @@ func TestChatInChromium(t *testing.T) {
 
 	t.Run("regenerate replaces the last reply", func(t *testing.T) {
 		a.llm.Enqueue(fakellm.Stream("a fresh answer"))
-		a.do(harness.Click(chromedp.Search(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Regenerate')]`)))
+		a.clickXPath(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Regenerate')]`)
 		a.waitJS(lastReply + `.includes('a fresh answer')`)
 		a.waitReplyIdle()
 	})
@@ -155,7 +129,7 @@ func TestChatInChromium(t *testing.T) {
 		a.send("Be long")
 		a.waitReplyIdle()
 		a.llm.Enqueue(fakellm.Stream(" off here"))
-		a.do(harness.Click(chromedp.Search(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Continue')]`)))
+		a.clickXPath(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Continue')]`)
 		a.waitJS(lastReply + `.includes('cut off here')`)
 		a.waitReplyIdle()
 	})
@@ -166,10 +140,10 @@ func TestChatInChromium(t *testing.T) {
 			t.Fatalf("only %v messages", before)
 		}
 		a.llm.Enqueue(fakellm.Stream("answer to the edit"))
-		a.do(harness.Click(chromedp.Search(`(//article[contains(@class,'msg-user')])[1]//button[contains(., 'Edit')]`)))
+		a.clickXPath(`(//article[contains(@class,'msg-user')])[1]//button[contains(., 'Edit')]`)
 		a.waitJS(`!!document.querySelector('.msg-edit textarea')`)
 		a.js(`(() => { const ta = document.querySelector('.msg-edit textarea'); const set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set; set.call(ta, 'Edited first turn'); ta.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`)
-		a.do(harness.Click(chromedp.Search(`//form[contains(@class,'msg-edit')]//button[@type='submit']`)))
+		a.clickXPath(`//form[contains(@class,'msg-edit')]//button[@type='submit']`)
 		a.waitJS(`document.querySelectorAll('.msg').length === 2`)
 		a.waitJS(lastReply + `.includes('answer to the edit')`)
 		a.waitReplyIdle()
@@ -178,7 +152,7 @@ func TestChatInChromium(t *testing.T) {
 	t.Run("switch chats and come back", func(t *testing.T) {
 		hash := a.js(`location.hash`).(string)
 		a.llm.Enqueue(fakellm.Stream("second chat reply"))
-		a.do(harness.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
+		a.clickXPath(`//*[self::a or self::button][contains(., 'New chat')]`)
 		a.waitJS(`!location.hash.startsWith('` + hash + `')`)
 		// The new chat's screen replaces the old one (and its composer):
 		// wait for it, or the click may land on a node on its way out.
@@ -192,7 +166,7 @@ func TestChatInChromium(t *testing.T) {
 	t.Run("search jumps to the message", func(t *testing.T) {
 		a.do(harness.Click(chromedp.CSS("#chat-search")), chromedp.SendKeys(chromedp.CSS("#chat-search"), "second"))
 		a.waitJS(`document.querySelectorAll('.search-hit').length > 0`)
-		a.do(harness.Click(chromedp.CSS(".search-hit")))
+		a.click(".search-hit")
 		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('A second chat')`)
 	})
 	t.Run("the last open chat reopens", func(t *testing.T) {
@@ -218,9 +192,9 @@ func TestChatInChromium(t *testing.T) {
 	})
 
 	t.Run("settings chosen before the first message apply", func(t *testing.T) {
-		a.do(harness.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
+		a.clickXPath(`//*[self::a or self::button][contains(., 'New chat')]`)
 		a.waitJS(`!location.hash.startsWith('#/chat/')`)
-		a.do(harness.Click(chromedp.CSS(`button[aria-label="Chat settings"]`)))
+		a.click(`button[aria-label="Chat settings"]`)
 		a.waitJS(`!!document.querySelector('#chat-system-prompt')`)
 		a.do(chromedp.SendKeys(chromedp.CSS("#chat-system-prompt"), "Answer like a hobbit."),
 			harness.Click(chromedp.Search(`//form[.//textarea[@id='chat-system-prompt']]//button[@type='submit']`)))

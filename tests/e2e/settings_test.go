@@ -27,10 +27,8 @@ import (
 // clicks. Every API response the page receives is kept, so a test can check
 // that no secret ever reaches the browser.
 type adminUI struct {
-	t    *testing.T
+	*tab
 	base string
-	ctx  context.Context
-	pe   *pageErrors
 	resp *apiResponses
 	// stopped is shared by the copies step makes.
 	stopped *bool
@@ -45,9 +43,9 @@ func newAdminUI(t *testing.T, w, h int64, setup func(base string)) *adminUI {
 	if setup != nil {
 		setup(base)
 	}
-	u := &adminUI{t: t, base: base, ctx: harness.Browser(t), stopped: new(bool)}
-	harness.BrowserAdmin(t, u.ctx, base)
-	u.pe = watchErrors(t, u.ctx)
+	ctx := harness.Browser(t)
+	harness.BrowserAdmin(t, ctx, base)
+	u := &adminUI{tab: newTab(t, ctx, "settings"), base: base, stopped: new(bool)}
 	u.resp = captureAPIResponses(t, u.ctx)
 	u.do(chromedp.EmulateViewport(w, h), chromedp.Navigate(base+"/"))
 	return u
@@ -61,8 +59,11 @@ func (u *adminUI) step(t *testing.T, name string, f func(t *testing.T, u *adminU
 		if *u.stopped {
 			t.Skip("an earlier step stopped")
 		}
-		c := *u
-		c.t = t
+		// A copy of the tab too: the subtest's t must not outlive it
+		// in u, which the scenario goes on using.
+		c, tc := *u, *u.tab
+		tc.t = t
+		c.tab = &tc
 		done := false
 		defer func() {
 			if !done {
@@ -72,98 +73,6 @@ func (u *adminUI) step(t *testing.T, name string, f func(t *testing.T, u *adminU
 		f(t, &c)
 		done = true
 	})
-}
-
-// within polls cond for at most d and reports whether it came true.
-func (u *adminUI) within(d time.Duration, cond string) bool {
-	ctx, cancel := context.WithTimeout(u.ctx, d)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond))
-	return err == nil
-}
-
-func (u *adminUI) do(steps ...chromedp.Action[chromedp.Void]) {
-	u.t.Helper()
-	ctx, cancel := context.WithTimeout(u.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		u.shot("failure")
-		u.t.Fatal(err)
-	}
-}
-
-func (u *adminUI) js(expr string) any {
-	u.t.Helper()
-	v, err := chromedp.Run(u.ctx, chromedp.Evaluate[any](expr))
-	if err != nil {
-		u.t.Fatalf("%s: %v", expr, err)
-	}
-	return v
-}
-
-func (u *adminUI) str(expr string) string {
-	u.t.Helper()
-	v, err := chromedp.Run(u.ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		u.t.Fatalf("%s: %v", expr, err)
-	}
-	return v
-}
-
-// waitJS polls a JavaScript condition.
-func (u *adminUI) waitJS(cond string) {
-	u.t.Helper()
-	ctx, cancel := context.WithTimeout(u.ctx, 20*time.Second)
-	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond)); err != nil {
-		u.shot("failure")
-		body, _ := chromedp.Run(u.ctx, chromedp.Evaluate[string](`document.body.innerText`))
-		u.t.Fatalf("waiting for %s: %v\npage:\n%.3000s", cond, err, body)
-	}
-}
-
-func (u *adminUI) shot(name string) {
-	png, err := chromedp.Run(u.ctx, chromedp.FullScreenshot(90))
-	if err != nil {
-		u.t.Logf("screenshot %s: %v", name, err)
-		return
-	}
-	p := filepath.Join(harness.ArtifactDir(u.t), "settings-"+strings.ReplaceAll(u.t.Name(), "/", "-")+"-"+name+".png")
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		u.t.Error(err)
-	}
-	u.t.Logf("screenshot %s", p)
-}
-
-// click clicks the first element an XPath (or CSS, with a leading "css:")
-// matches, waiting until it is visible.
-func (u *adminUI) click(sel string) {
-	u.t.Helper()
-	if css, ok := strings.CutPrefix(sel, "css:"); ok {
-		u.do(harness.Click(chromedp.CSS(css)))
-		return
-	}
-	u.do(harness.Click(chromedp.Search(sel)))
-}
-
-// button is the XPath of a visible-text button inside scope (an XPath).
-func button(scope, text string) string {
-	return fmt.Sprintf(`%s//button[normalize-space(.)=%s]`, scope, xq(text))
-}
-
-// xq quotes s as an XPath string literal (s holds no double quote).
-func xq(s string) string { return `"` + s + `"` }
-
-// fill replaces the text of the field matched by css, typing it.
-func (u *adminUI) fill(css, text string) {
-	u.t.Helper()
-	u.do(harness.Click(chromedp.CSS(css)))
-	u.js(fmt.Sprintf(`document.querySelector(%q).select(), true`, css))
-	if text == "" {
-		u.do(chromedp.SendKeys(chromedp.CSS(css), kb.Delete))
-		return
-	}
-	u.do(chromedp.SendKeys(chromedp.CSS(css), text))
 }
 
 // chooseOption picks the option whose text is label in the <select> css.
@@ -284,14 +193,14 @@ func TestSettingsConnections(t *testing.T) {
 			t.Errorf("composer note: %q", note)
 		}
 		u.shot("firstrun")
-		u.click(`//section[contains(@class,'firstrun')]//a[normalize-space(.)="Add a connection manually"]`)
+		u.clickXPath(`//section[contains(@class,'firstrun')]//a[normalize-space(.)="Add a connection manually"]`)
 		if !u.within(5*time.Second, `location.hash === '#/settings/connections/new' && !!document.querySelector('#conn-new-name')`) {
 			// chat.js onTranscriptClick calls preventDefault on every
 			// a[href^="#"] inside .chat-scroll (meant for in-message
 			// anchors); the first-run card is inside it.
 			t.Errorf("the first-run link %q does nothing (hash %q)", "Add a connection manually", u.str(`location.hash`))
-			u.click(`css:a.sidebar-link[href^="#/settings"]`)
-			u.click(button(`//section[@aria-labelledby='connections-title']`, "Add connection"))
+			u.click(`a.sidebar-link[href^="#/settings"]`)
+			u.clickXPath(button(`//section[@aria-labelledby='connections-title']`, "Add connection"))
 			u.waitJS(`!!document.querySelector('#conn-new-name')`)
 		}
 	})
@@ -300,12 +209,12 @@ func TestSettingsConnections(t *testing.T) {
 		u.fill("#conn-new-name", "Fake LLM")
 		u.fill("#conn-new-url", llm.URL())
 		u.fill("#conn-new-key", key)
-		u.click(button(`//form[contains(@class,'conn-form')]`, "Add header"))
+		u.clickXPath(button(`//form[contains(@class,'conn-form')]`, "Add header"))
 		u.fill(".conn-form .header-row input:not([type=password])", hdrName)
 		u.fill(".conn-form .header-row input[type=password]", hdrSecret)
 
 		n := len(llm.Requests())
-		u.click(button(`//form[contains(@class,'conn-form')]`, "Test connection"))
+		u.clickXPath(button(`//form[contains(@class,'conn-form')]`, "Test connection"))
 		u.waitJS(`!!document.querySelector('.conn-form .success-note, .conn-form .error-note')`)
 		note := u.str(`document.querySelector('.conn-form [role=status]')?.innerText ?? document.querySelector('.conn-form .error-note').innerText`)
 		if !strings.HasPrefix(note, "Connected in ") || !strings.Contains(note, "1 model available") {
@@ -324,7 +233,7 @@ func TestSettingsConnections(t *testing.T) {
 			t.Errorf("draft test request: %s %s, Authorization %q, %s %q", r.Method, r.Path, r.Header.Get("Authorization"), hdrName, r.Header.Get(hdrName))
 		}
 
-		u.click(`//form[contains(@class,'conn-form')]//button[@type='submit']`)
+		u.clickXPath(`//form[contains(@class,'conn-form')]//button[@type='submit']`)
 		u.waitJS(`!document.querySelector('.conn-form') && document.querySelectorAll('.conn-row').length === 1`)
 		u.waitJS(`location.hash === '#/settings/connections'`)
 		u.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Connection added.'))`)
@@ -374,18 +283,18 @@ func TestSettingsConnections(t *testing.T) {
 	})
 
 	u.step(t, "edit without touching the key keeps it", func(t *testing.T, u *adminUI) {
-		u.click(`//li[contains(@class,'conn-row')]//button[normalize-space(.)="Edit"]`)
+		u.clickXPath(`//li[contains(@class,'conn-row')]//button[normalize-space(.)="Edit"]`)
 		form := fmt.Sprintf("#conn-%d", connID)
 		u.waitJS(fmt.Sprintf(`!!document.querySelector('%s-name')`, form))
 		if ph := u.str(fmt.Sprintf(`document.querySelector('%s-key').placeholder`, form)); strings.Contains(ph, key) || ph == "" {
 			t.Errorf("key placeholder %q", ph)
 		}
 		u.fill(form+"-name", "Fake LLM renamed")
-		u.click(`//form[contains(@class,'conn-form')]//button[@type='submit']`)
+		u.clickXPath(`//form[contains(@class,'conn-form')]//button[@type='submit']`)
 		u.waitJS(`!document.querySelector('.conn-form') && document.querySelector('.conn-row .conn-name')?.innerText === 'Fake LLM renamed'`)
 
 		n := len(llm.Requests())
-		u.click(`//li[contains(@class,'conn-row')]//button[normalize-space(.)="Test"]`)
+		u.clickXPath(`//li[contains(@class,'conn-row')]//button[normalize-space(.)="Test"]`)
 		waitLLM(t, llm, n+1)
 		r := llm.Requests()[n]
 		if got := r.Header.Get("Authorization"); got != "Bearer "+key {
@@ -401,17 +310,17 @@ func TestSettingsConnections(t *testing.T) {
 	})
 
 	u.step(t, "bad base URL is refused", func(t *testing.T, u *adminUI) {
-		u.click(button(`//section[@aria-labelledby='connections-title']`, "Add connection"))
+		u.clickXPath(button(`//section[@aria-labelledby='connections-title']`, "Add connection"))
 		u.waitJS(`!!document.querySelector('#conn-new-name')`)
 		u.fill("#conn-new-name", "Broken")
 		u.fill("#conn-new-url", "not a url")
-		u.click(`//form[contains(@class,'conn-form')]//button[@type='submit']`)
+		u.clickXPath(`//form[contains(@class,'conn-form')]//button[@type='submit']`)
 		// The form does its own checking (novalidate), so Save shows the
 		// app's message in plain words rather than the browser's bubble.
 		u.waitJS(`/http:\/\/ or https:\/\//.test(document.querySelector('.conn-form .error-note')?.innerText ?? '')`)
 		u.shot("bad-url-save")
 		// The form's own check still answers through "Test connection".
-		u.click(button(`//form[contains(@class,'conn-form')]`, "Test connection"))
+		u.clickXPath(button(`//form[contains(@class,'conn-form')]`, "Test connection"))
 		u.waitJS(`document.querySelector('.conn-form .error-note')?.innerText.includes('must start with http:// or https://') ?? false`)
 		u.shot("bad-url")
 		var list []map[string]any
@@ -419,26 +328,26 @@ func TestSettingsConnections(t *testing.T) {
 		if len(list) != 1 {
 			t.Errorf("%d connections after the bad URL, want 1", len(list))
 		}
-		u.click(button(`//form[contains(@class,'conn-form')]`, "Cancel"))
+		u.clickXPath(button(`//form[contains(@class,'conn-form')]`, "Cancel"))
 		u.waitJS(`!document.querySelector('.conn-form')`)
 	})
 
 	u.step(t, "wrong key in plain words", func(t *testing.T, u *adminUI) {
 		llm.SetModels(fakellm.Status(http.StatusUnauthorized, ""))
-		u.click(`//li[contains(@class,'conn-row')]//button[normalize-space(.)="Test"]`)
+		u.clickXPath(`//li[contains(@class,'conn-row')]//button[normalize-space(.)="Test"]`)
 		u.waitJS(`document.querySelector('.conn-row .error-note[role=status]')?.innerText.includes('rejected the API key') ?? false`)
 		note := u.str(`document.querySelector('.conn-row .error-note[role=status]').innerText`)
 		if !strings.HasPrefix(note, "Could not connect: ") || strings.Contains(note, "{") || strings.Contains(note, "invalid_api_key") {
 			t.Errorf("wrong-key message: %q", note)
 		}
 		// The same in the form, with a new key typed in.
-		u.click(`//li[contains(@class,'conn-row')]//button[normalize-space(.)="Edit"]`)
+		u.clickXPath(`//li[contains(@class,'conn-row')]//button[normalize-space(.)="Edit"]`)
 		form := fmt.Sprintf("#conn-%d", connID)
 		u.fill(form+"-key", "sk-wrong-key")
-		u.click(button(`//form[contains(@class,'conn-form')]`, "Test connection"))
+		u.clickXPath(button(`//form[contains(@class,'conn-form')]`, "Test connection"))
 		u.waitJS(`document.querySelector('.conn-form .error-note[role=status]')?.innerText.includes('rejected the API key') ?? false`)
 		u.shot("wrong-key")
-		u.click(button(`//form[contains(@class,'conn-form')]`, "Cancel"))
+		u.clickXPath(button(`//form[contains(@class,'conn-form')]`, "Cancel"))
 		u.waitJS(`!document.querySelector('.conn-form')`)
 	})
 	u.pe.check(t)
@@ -494,19 +403,19 @@ func TestSettingsModels(t *testing.T) {
 		}
 	})
 	u.waitJS(`!!document.querySelector('#composer-input')`)
-	u.click(`css:a.sidebar-link[href^="#/settings"]`)
-	u.click(`//nav[contains(@class,'tabs')]//a[normalize-space(.)="Models"]`)
+	u.click(`a.sidebar-link[href^="#/settings"]`)
+	u.clickXPath(`//nav[contains(@class,'tabs')]//a[normalize-space(.)="Models"]`)
 
 	u.step(t, "paging", func(t *testing.T, u *adminUI) {
 		u.waitJS(`document.querySelectorAll('.model-row').length === 50`)
 		u.waitJS(`document.querySelector('.pager-text')?.innerText === '1–50 of 60'`)
 		u.shot("page1")
-		u.click(button(`//nav[contains(@class,'pager')]`, "Next"))
+		u.clickXPath(button(`//nav[contains(@class,'pager')]`, "Next"))
 		u.waitJS(`document.querySelector('.pager-text')?.innerText === '51–60 of 60' && document.querySelectorAll('.model-row').length === 10`)
 		if first := u.str(modelRowNames + `[0]`); first != "test-model-51" {
 			t.Errorf("page 2 starts with %q", first)
 		}
-		u.click(button(`//nav[contains(@class,'pager')]`, "Previous"))
+		u.clickXPath(button(`//nav[contains(@class,'pager')]`, "Previous"))
 		u.waitJS(`document.querySelector('.pager-text')?.innerText === '1–50 of 60' && ` + modelRowNames + `[0] === 'test-model-01'`)
 	})
 
@@ -527,17 +436,17 @@ func TestSettingsModels(t *testing.T) {
 	})
 
 	u.step(t, "rename", func(t *testing.T, u *adminUI) {
-		u.click(modelRow("test-model-03") + `//button[contains(@class,'model-row-main')]`)
+		u.clickXPath(modelRow("test-model-03") + `//button[contains(@class,'model-row-main')]`)
 		u.waitJS(`document.querySelector('.model-detail .card-title')?.innerText === 'test-model-03'`)
 		id := u.str(`document.querySelector('.model-detail input[id$="-name"]').id`)
 		u.fill("#"+id, "Gandalf the Grey")
-		u.click(`//form[contains(@class,'model-detail')]//button[@type='submit']`)
+		u.clickXPath(`//form[contains(@class,'model-detail')]//button[@type='submit']`)
 		u.waitJS(modelRowNames + `[2] === 'Gandalf the Grey'`)
 		u.waitJS(`document.querySelector('.model-detail .card-title')?.innerText === 'Gandalf the Grey'`)
 	})
 
 	u.step(t, "disable", func(t *testing.T, u *adminUI) {
-		u.click(modelRow("test-model-05") + `//label[contains(@class,'switch')]`)
+		u.clickXPath(modelRow("test-model-05") + `//label[contains(@class,'switch')]`)
 		u.waitJS(fmt.Sprintf(`(() => { const r = document.evaluate(%q, document, null, 9, null).singleNodeValue;
 			return !!r && r.classList.contains('is-disabled') && !r.querySelector('.switch input').checked; })()`, modelRow("test-model-05")))
 		var page struct{ Items []struct{ Enabled bool } }
@@ -548,7 +457,7 @@ func TestSettingsModels(t *testing.T) {
 	})
 
 	u.step(t, "avatar", func(t *testing.T, u *adminUI) {
-		u.click(modelRow("test-model-01") + `//button[contains(@class,'model-row-main')]`)
+		u.clickXPath(modelRow("test-model-01") + `//button[contains(@class,'model-row-main')]`)
 		u.waitJS(`document.querySelector('.model-detail .card-title')?.innerText === 'test-model-01'`)
 		u.do(chromedp.SetUploadFiles(chromedp.CSS(`.model-detail input[type=file]`), []string{tinyPNG(t)}))
 		u.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Image saved.'))`)
@@ -560,11 +469,11 @@ func TestSettingsModels(t *testing.T) {
 	})
 
 	u.step(t, "picker follows the admin", func(t *testing.T, u *adminUI) {
-		u.click(`css:.sidebar-new`)
+		u.click(`.sidebar-new`)
 		u.waitJS(`location.hash === '#/' && !!document.querySelector('.picker-trigger')`)
 		u.waitJS(`document.querySelector('.picker-trigger')?.getAttribute('aria-label') === 'Model: test-model-01'`)
 		u.waitJS(`(() => { const i = document.querySelector('.picker-trigger img.avatar'); return !!i && i.complete && i.naturalWidth === 16; })()`)
-		u.click(`css:.picker-trigger`)
+		u.click(`.picker-trigger`)
 		u.waitJS(`document.querySelectorAll('.picker-option').length > 0`)
 		names := u.js(`[...document.querySelectorAll('.picker-option .picker-option-name')].map((e) => e.innerText)`).([]any)
 		var want []any
@@ -603,8 +512,8 @@ func chatRow(title string) string {
 // rowAction opens a row's menu (rowXPath) and runs one item.
 func (u *adminUI) rowAction(rowXPath, item string) {
 	u.t.Helper()
-	u.click(rowXPath + `//button[contains(@class,'row-menu')]`)
-	u.click(fmt.Sprintf(`//div[@role='menu']//button[@role='menuitem' and normalize-space(.)=%s]`, xq(item)))
+	u.clickXPath(rowXPath + `//button[contains(@class,'row-menu')]`)
+	u.clickXPath(fmt.Sprintf(`//div[@role='menu']//button[@role='menuitem' and normalize-space(.)=%s]`, xq(item)))
 }
 
 // noAutoTitles is a default reply that refuses the server's title requests,
@@ -672,10 +581,10 @@ func TestSettingsFoldersAndTrash(t *testing.T) {
 	u.waitJS(`document.querySelectorAll('.chat-row').length === 2`)
 
 	u.step(t, "create folder", func(t *testing.T, u *adminUI) {
-		u.click(`css:button[aria-label="New folder"]`)
+		u.click(`button[aria-label="New folder"]`)
 		u.waitJS(`!!document.querySelector('dialog[open] #dialog-field')`)
 		u.do(chromedp.SendKeys(chromedp.CSS(`#dialog-field`), "Quests"))
-		u.click(`//dialog//button[@type='submit']`)
+		u.clickXPath(`//dialog//button[@type='submit']`)
 		u.waitJS(`!document.querySelector('dialog[open]') && document.querySelector('.folder .folder-name')?.innerText === 'Quests'`)
 	})
 
@@ -683,7 +592,7 @@ func TestSettingsFoldersAndTrash(t *testing.T) {
 		u.rowAction(chatRow(inFolder), "Move to folder…")
 		u.waitJS(`!!document.querySelector('dialog[open] select#dialog-field')`)
 		u.chooseOption("#dialog-field", "Quests")
-		u.click(`//dialog//button[@type='submit']`)
+		u.clickXPath(`//dialog//button[@type='submit']`)
 		u.waitJS(fmt.Sprintf(`(() => { const f = document.querySelector('.folder');
 			return !!f && f.querySelector('.folder-count').innerText === '1' && f.querySelector('.folder-chats').innerText.includes(%q); })()`, inFolder))
 		var chats []struct {
@@ -702,7 +611,7 @@ func TestSettingsFoldersAndTrash(t *testing.T) {
 		u.rowAction(`//li[contains(@class,'folder')]//div[contains(@class,'folder-head')]`, "Rename")
 		u.waitJS(`document.querySelector('dialog[open] #dialog-field')?.value === 'Quests'`)
 		u.fill("#dialog-field", "Fellowship")
-		u.click(`//dialog//button[@type='submit']`)
+		u.clickXPath(`//dialog//button[@type='submit']`)
 		u.waitJS(`document.querySelector('.folder .folder-name')?.innerText === 'Fellowship'`)
 		var folders []struct{ Name string }
 		harness.API(t, u.base, "Folders.List", &folders)
@@ -715,7 +624,7 @@ func TestSettingsFoldersAndTrash(t *testing.T) {
 	u.step(t, "delete and undo", func(t *testing.T, u *adminUI) {
 		u.rowAction(chatRow(loose), "Delete")
 		u.waitJS(fmt.Sprintf(`!document.evaluate(%q, document, null, 9, null).singleNodeValue`, chatRow(loose)))
-		u.click(`//div[contains(@class,'toast')][.//span[normalize-space(.)="Chat deleted"]]//button[normalize-space(.)="Undo"]`)
+		u.clickXPath(`//div[contains(@class,'toast')][.//span[normalize-space(.)="Chat deleted"]]//button[normalize-space(.)="Undo"]`)
 		u.waitJS(fmt.Sprintf(`!!document.evaluate(%q, document, null, 9, null).singleNodeValue`, chatRow(loose)))
 		var trash []any
 		harness.API(t, u.base, "Chats.ListTrash", &trash)
@@ -727,10 +636,10 @@ func TestSettingsFoldersAndTrash(t *testing.T) {
 	u.step(t, "delete and restore from the trash", func(t *testing.T, u *adminUI) {
 		u.rowAction(chatRow(loose), "Delete")
 		u.waitJS(fmt.Sprintf(`!document.evaluate(%q, document, null, 9, null).singleNodeValue`, chatRow(loose)))
-		u.click(`css:a.sidebar-link[href="#/trash"]`)
+		u.click(`a.sidebar-link[href="#/trash"]`)
 		u.waitJS(fmt.Sprintf(`location.hash === '#/trash' && [...document.querySelectorAll('.trash-row .trash-title')].map((e) => e.innerText).join('|') === %q`, loose))
 		u.shot("trash")
-		u.click(`//li[contains(@class,'trash-row')]//button[normalize-space(.)="Restore"]`)
+		u.clickXPath(`//li[contains(@class,'trash-row')]//button[normalize-space(.)="Restore"]`)
 		u.waitJS(`document.querySelector('#main .empty-state')?.innerText.includes('The trash is empty.') ?? false`)
 		u.waitJS(fmt.Sprintf(`!!document.evaluate(%q, document, null, 9, null).singleNodeValue`, chatRow(loose)))
 	})
@@ -741,9 +650,9 @@ func TestSettingsFoldersAndTrash(t *testing.T) {
 		u.waitJS(`document.querySelectorAll('.trash-row').length === 1`)
 		u.rowAction(chatRow(loose), "Delete")
 		u.waitJS(`document.querySelectorAll('.trash-row').length === 2`)
-		u.click(`//div[contains(@class,'page-head')]//button[normalize-space(.)="Empty trash"]`)
+		u.clickXPath(`//div[contains(@class,'page-head')]//button[normalize-space(.)="Empty trash"]`)
 		u.waitJS(`document.querySelector('dialog[open] .dialog-body')?.innerText.includes('All 2 chats') ?? false`)
-		u.click(`//dialog//button[@type='submit']`)
+		u.clickXPath(`//dialog//button[@type='submit']`)
 		u.waitJS(`document.querySelector('#main .empty-state')?.innerText.includes('The trash is empty.') ?? false`)
 		u.waitJS(`document.querySelectorAll('.chat-row').length === 0`)
 		u.shot("emptied")
@@ -776,18 +685,18 @@ func TestSettingsPhoneChat(t *testing.T) {
 	u.waitJS(`!!document.querySelector('#composer-input')`)
 	u.waitJS(sidebarOut)
 
-	u.click(`css:#sidebar-toggle`)
+	u.click(`#sidebar-toggle`)
 	u.waitJS(sidebarIn)
 	u.waitJS(fmt.Sprintf(`!!document.evaluate(%q, document, null, 9, null).singleNodeValue`, chatRow(title)))
 	u.shot("sidebar")
-	u.click(chatRow(title) + `//a[contains(@class,'chat-link')]`)
+	u.clickXPath(chatRow(title) + `//a[contains(@class,'chat-link')]`)
 	u.waitJS(`location.hash.startsWith('#/chat/')`)
 	u.waitJS(sidebarOut)
 	u.waitJS(`document.querySelector('.msg-user')?.innerText.includes('Which road leads to Bree') ?? false`)
 
 	const reply = "Take the East Road, past the Brandywine Bridge."
 	llm.Enqueue(fakellm.Stream("Take the East Road, ", "past the Brandywine Bridge."))
-	u.do(harness.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), "And after Bree?"+kb.Enter))
+	u.send("And after Bree?")
 	u.waitJS(`[...document.querySelectorAll('.msg-user')].pop()?.innerText.includes('And after Bree?') ?? false`)
 	u.waitJS(`(() => { const m = [...document.querySelectorAll('.msg-assistant')].pop(); return !!m && !m.classList.contains('is-streaming') && m.innerText.includes(` + fmt.Sprintf("%q", reply) + `); })()`)
 	// The view follows the reply to the bottom; give it a frame to settle.

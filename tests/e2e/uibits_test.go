@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -24,10 +23,7 @@ import (
 // is made (to set the fake endpoint's models, say) and an optional script
 // that runs in every document before the page's own.
 func newUIBitsApp(t *testing.T, before func(a *chatApp), initScript string) *chatApp {
-	harness.Require(t, "chromium")
-	bin := harness.Build(t, "", "CGO_ENABLED=0")
-	_, base := harness.Serve(t, bin, t.TempDir())
-	a := &chatApp{t: t, base: base, llm: fakellm.New(t)}
+	a := serveChatApp(t)
 	// Titles get a reply of their own, so that no test's reply is used up
 	// naming the chat.
 	a.llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
@@ -39,28 +35,8 @@ func newUIBitsApp(t *testing.T, before func(a *chatApp), initScript string) *cha
 	if before != nil {
 		before(a)
 	}
-	harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
-	a.ctx = harness.Browser(t)
-	harness.BrowserAdmin(t, a.ctx, base)
-	a.pe = watchErrors(t, a.ctx)
-	if initScript != "" {
-		if _, err := chromedp.Call(a.ctx, page.AddScriptToEvaluateOnNewDocument,
-			page.AddScriptToEvaluateOnNewDocumentParams{Source: initScript}); err != nil {
-			t.Fatalf("init script: %v", err)
-		}
-	}
-	a.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
-	a.waitJS(`!!document.querySelector('#composer-input')`)
+	a.open(t, initScript)
 	return a
-}
-
-func (a *chatApp) str(expr string) string {
-	a.t.Helper()
-	v, err := chromedp.Run(a.ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		a.t.Fatalf("%s: %v", expr, err)
-	}
-	return v
 }
 
 // keys presses one key with modifiers where the focus is.
@@ -164,7 +140,7 @@ func TestUIBitsVisionWarning(t *testing.T) {
 		a.do(chromedp.SetUploadFiles(chromedp.CSS(`#composer-file`), []string{fixturePath("opaque.png")}))
 		a.waitJS(ready + `.length === 1`)
 		a.waitJS(warning + `.includes('cannot see images')`)
-		a.do(harness.Click(chromedp.CSS(".picker-trigger")))
+		a.click(".picker-trigger")
 		a.waitJS(`[...document.querySelectorAll('.picker-option .picker-option-name')].some((n) => n.innerText === 'seeing-eye')`)
 		a.js(`[...document.querySelectorAll('.picker-option')].find((o) => o.querySelector('.picker-option-name').innerText === 'seeing-eye').click(), true`)
 		a.waitJS(`document.querySelector('.picker-trigger .picker-name')?.innerText === 'seeing-eye'`)
@@ -249,7 +225,8 @@ func TestUIBitsShortcuts(t *testing.T) {
 		a.waitJS(`!` + dialog)
 	})
 
-	u := &adminUI{t: t, base: a.base, ctx: a.ctx, stopped: new(bool)}
+	// u drives a's tab, for adminUI's helpers: setting a.t sets u.t.
+	u := &adminUI{tab: a.tab, base: a.base, stopped: new(bool)}
 	shortcuts := func() map[string]string {
 		var p struct{ Shortcuts map[string]string }
 		harness.API(t, a.base, "Prefs.Get", &p)
@@ -258,10 +235,10 @@ func TestUIBitsShortcuts(t *testing.T) {
 	const newChatRow = `document.querySelector('#keys-newChat')`
 
 	t.Run("keys another action has are refused", func(t *testing.T) {
-		a.t, u.t = t, t
+		a.t = t
 		a.do(chromedp.Navigate(a.base + "/#/settings/keyboard"))
 		a.waitJS(`!!` + newChatRow)
-		u.click(button(`//tr[@id='keys-newChat']`, "Change"))
+		u.clickXPath(button(`//tr[@id='keys-newChat']`, "Change"))
 		a.waitJS(newChatRow + `?.querySelector('.keys-capture')?.innerText.includes('Press the new keys')`)
 		a.keys("k", chromedp.ModifierCtrl)
 		a.waitJS(`!!` + newChatRow + `?.querySelector('.error-note[role=alert]')`)
@@ -282,7 +259,7 @@ func TestUIBitsShortcuts(t *testing.T) {
 	})
 
 	t.Run("a valid change is kept and works", func(t *testing.T) {
-		a.t, u.t = t, t
+		a.t = t
 		// Still capturing after the refusals.
 		a.keys("y", chromedp.ModifierCtrl, chromedp.ModifierShift)
 		a.waitJS(`!` + newChatRow + `?.querySelector('.keys-capture') && ` + newChatRow + `?.querySelector('td').innerText.replace(/\s+/g, '') === 'Ctrl+Shift+Y'`)
@@ -367,9 +344,7 @@ func TestUIBitsDictateWithoutMicrophone(t *testing.T) {
 		a.do(chromedp.Reload())
 		a.waitJS(`!!document.querySelector('#composer-input') && !!` + btn)
 		// Typed over whatever draft the last page left.
-		a.do(harness.Click(chromedp.CSS("#composer-input")))
-		a.js(`document.querySelector('#composer-input').select(), true`)
-		a.do(chromedp.SendKeys(chromedp.CSS("#composer-input"), "Keep me"))
+		a.fill("#composer-input", "Keep me")
 	}
 	// idle checks the button is back to plain "Dictate", recording nothing.
 	idle := func(t *testing.T) {
@@ -389,7 +364,7 @@ func TestUIBitsDictateWithoutMicrophone(t *testing.T) {
 			if l := a.str(btn + `.getAttribute('aria-label')`); l != "Dictate" {
 				t.Errorf("before the click the button reads %q", l)
 			}
-			a.do(harness.Click(chromedp.CSS("#composer-dictate")))
+			a.click("#composer-dictate")
 			a.waitJS(`window.__gumCalls === 1`)
 			a.waitJS(toastSays(c.says))
 			if a.js(`[...document.querySelectorAll('.toast.is-error')].some((t) => t.innerText.includes(`+fmt.Sprintf("%q", c.says)+`))`) != true {
@@ -412,14 +387,14 @@ func TestUIBitsDictateWithoutMicrophone(t *testing.T) {
 		if a.js(btn+`.classList.contains('is-unavailable')`) != true {
 			t.Error("the button does not look unavailable")
 		}
-		a.do(harness.Click(chromedp.CSS("#composer-dictate")))
+		a.click("#composer-dictate")
 		a.waitJS(toastSays("no microphone access"))
 		idle(t)
 	})
 
 	t.Run("headless Chromium's own microphone", func(t *testing.T) {
 		open(t, "")
-		a.do(harness.Click(chromedp.CSS("#composer-dictate")))
+		a.click("#composer-dictate")
 		// Headless Chromium has no capture device and no one to grant
 		// access: whichever way it refuses, the button must say so.
 		a.waitJS(toastSays("No microphone was found.") + ` || ` + toastSays("Microphone access was refused.") + ` || ` + toastSays("The microphone cannot be used here."))
@@ -520,7 +495,7 @@ func TestUIBitsAutoReadOnlyNewReplies(t *testing.T) {
 	t.Run("reopening reads nothing again", func(t *testing.T) {
 		a.t = t
 		// Away and back within the page, then a reload.
-		a.do(harness.Click(chromedp.Search(`//*[self::a or self::button][contains(., 'New chat')]`)))
+		a.clickXPath(`//*[self::a or self::button][contains(., 'New chat')]`)
 		a.waitJS(`location.hash === '#/' || location.hash === ''`)
 		a.do(chromedp.Navigate(a.base + "/" + chatHash))
 		openOld()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
@@ -77,12 +76,12 @@ func TestVoiceSettings(t *testing.T) {
 		u.fill("#voice-instance-tts-url", voice.URL())
 		u.fill("#voice-instance-tts-model", "kokoro")
 		u.fill("#voice-instance-tts-key", key)
-		u.click(`css:#voice-instance button[type=submit]`)
+		u.click(`#voice-instance button[type=submit]`)
 		u.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Voice servers saved.'))`)
 		// The voice list now comes from the server just saved.
 		u.waitJS(`[...document.querySelector('#voice-instance-voice').options].some((o) => o.value === 'ember')`)
 		u.chooseOption("#voice-instance-voice", "ember")
-		u.click(`css:#voice-instance button[type=submit]`)
+		u.click(`#voice-instance button[type=submit]`)
 		u.waitJS(`document.querySelectorAll('.toast').length > 0 && (document.querySelector('#voice-instance-tts-key-help')?.innerText ?? '').includes('A key is stored')`)
 		u.shot("instance")
 
@@ -105,9 +104,9 @@ func TestVoiceSettings(t *testing.T) {
 	})
 
 	// The member, in a browser of their own.
-	m := &adminUI{t: t, base: u.base, ctx: harness.Browser(t), stopped: u.stopped}
-	harness.BrowserSession(t, m.ctx, m.base, samClient)
-	m.pe = watchErrors(t, m.ctx)
+	mctx := harness.Browser(t)
+	harness.BrowserSession(t, mctx, u.base, samClient)
+	m := &adminUI{tab: newTab(t, mctx, "member"), base: u.base, stopped: u.stopped}
 	m.do(chromedp.EmulateViewport(1280, 900), chromedp.Navigate(m.base+"/#/settings/voice"))
 
 	m.step(t, "a member's loopback server is refused", func(t *testing.T, m *adminUI) {
@@ -116,7 +115,7 @@ func TestVoiceSettings(t *testing.T) {
 			t.Error("a member sees the instance's voice servers")
 		}
 		m.fill("#voice-servers-tts-url", "http://127.0.0.1:9/v1")
-		m.click(`css:#voice-servers button[type=submit]`)
+		m.click(`#voice-servers button[type=submit]`)
 		m.waitJS(`!!document.querySelector('#voice-servers-error[role=alert]')`)
 		msg := m.str(`document.querySelector('#voice-servers-error').innerText`)
 		if !strings.Contains(msg, "127.0.0.1") || !strings.Contains(msg, "own network") {
@@ -129,7 +128,7 @@ func TestVoiceSettings(t *testing.T) {
 			t.Errorf("the refused address was stored: %q", mine.TTSURL)
 		}
 		// Emptying it again uses the instance's servers.
-		m.click(button(`//form[@id='voice-servers']`, "Undo changes"))
+		m.clickXPath(button(`//form[@id='voice-servers']`, "Undo changes"))
 		m.waitJS(`document.querySelector('#voice-servers-tts-url').value === '' && !document.querySelector('#voice-servers-error')`)
 	})
 
@@ -151,7 +150,7 @@ func TestVoiceSettings(t *testing.T) {
 	})
 
 	sendAs := func(m *adminUI, text, reply string) {
-		m.do(harness.Click(chromedp.CSS("#composer-input")), chromedp.SendKeys(chromedp.CSS("#composer-input"), text+kb.Enter))
+		m.send(text)
 		m.waitJS(`(() => { const r = [...document.querySelectorAll('.msg-assistant')].pop(); return !!r && !r.classList.contains('is-streaming') && r.innerText.includes(` + "`" + reply + "`" + `); })()`)
 	}
 
