@@ -121,6 +121,8 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 		Logger:           wailsLogger{log},
 		OnStartup: func(wctx context.Context) {
 			d.start(wctx)
+			guardNavigation(log)
+			wruntime.OnFileDrop(wctx, func(_, _ int, paths []string) { d.droppedFiles(wctx, paths) })
 			if placed && !quick {
 				wruntime.WindowSetPosition(wctx, win.X, win.Y)
 			}
@@ -164,11 +166,15 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 			}
 			return false
 		},
-		DragAndDrop: &options.DragAndDrop{
-			// A file dropped outside a drop zone must never navigate the
-			// webview to file:// (the frontend also cancels drops).
-			DisableWebViewDrop: true,
-		},
+		// Files dropped onto the window arrive here as paths: WebKitGTK
+		// gives the page no File for a drop from outside any more (the
+		// fix for CVE-2025-13947). droppedFiles shelves them and tells
+		// the window; the composer uploads them through the handler. The
+		// page never sees a path. WebKit still acts on the drop after us
+		// and would open the file in the window: the navigation guard
+		// (navguard_linux.c) refuses that, and Wails' runtime cancels the
+		// DOM drop too.
+		DragAndDrop: &options.DragAndDrop{EnableFileDrop: true},
 		Linux: &linux.Options{
 			ProgramName: "lembas",
 			Icon:        assets.Icon256,
@@ -219,6 +225,17 @@ func (d *desktop) start(wctx context.Context) {
 	d.mu.Unlock()
 	go d.forwardEvents(wctx)
 	go d.sharer.resume(wctx)
+}
+
+// droppedFiles shelves files dropped onto the window and tells the window
+// (only it: not the owner's other devices) what it may claim.
+func (d *desktop) droppedFiles(wctx context.Context, paths []string) {
+	offers := d.core.Drops.Offer(paths)
+	if len(offers) == 0 {
+		return
+	}
+	d.log.Info("files dropped onto the window", "count", len(offers))
+	wruntime.EventsEmit(wctx, eventName, events.Envelope{Topic: "files-dropped", Data: offers})
 }
 
 // toggleSharing is the tray's "Share on this network". Turning it on the

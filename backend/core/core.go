@@ -28,6 +28,7 @@ import (
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/drops"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/files"
 	"github.com/llembas/lembas/backend/generation"
@@ -102,6 +103,9 @@ type Core struct {
 	Limiter    *auth.LoginLimiter
 	Files      *files.Service
 	Audio      *audio.Service
+	// Drops shelves files dropped onto the desktop window until the
+	// window claims them through the desktop mount.
+	Drops *drops.Shelf
 
 	opt    Options
 	deps   api.Deps
@@ -219,6 +223,7 @@ func (c *Core) open(ctx context.Context) error {
 	c.Files = files.New(db, cfg.DataDir, c.Log, files.Limits{})
 	db.OnFilesReleased(c.Files.Remove)
 	c.Audio = audio.New(db, c.Secrets, c.Log, audio.Options{Guard: c.opt.AudioGuard})
+	c.Drops = drops.New()
 	c.Chat = chat.New(db, c.Gen, c.Bus, c.Secrets, c.Log, chat.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort,
 		ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
 
@@ -325,6 +330,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 	}
 	if desktop {
 		opt.Caller = func(*http.Request) (api.Caller, error) { return c.OwnerCaller(), nil }
+		opt.Drops = c.Drops
 	} else {
 		opt.Auth = &httpapi.Auth{Accounts: c.Accounts, Sessions: c.Sessions, Limiter: c.Limiter,
 			TrustedProxies: c.Config.TrustedProxies}

@@ -9,11 +9,13 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/textproto"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -432,5 +434,70 @@ func TestAttachmentsReachTheModel(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.c.Files.Dir(), sa.StorageName)); !os.IsNotExist(err) {
 		t.Fatalf("a day-old unsent upload survived the sweep: %v", err)
+	}
+}
+
+// TestDroppedFiles takes a file dropped onto the desktop window the way the
+// window does: the shelf gives a token, and the desktop mount turns the
+// token into an upload, once. A browser, even the owner's, cannot claim it.
+func TestDroppedFiles(t *testing.T) {
+	w := newFilesWeb(t, false)
+	h, err := w.c.Handler(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desk := httptest.NewServer(h)
+	t.Cleanup(desk.Close)
+	post := func(base, token string, c *http.Client) (int, string) {
+		req, _ := http.NewRequest("POST", base+"/api/files/dropped/"+token, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	dir := t.TempDir()
+	photo := filepath.Join(dir, "Bag End at dusk.png")
+	if err := os.WriteFile(photo, testdata(t, "opaque.png"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	offers := w.c.Drops.Offer([]string{photo, dir})
+	if offers[0].Token == "" || offers[1].Error == "" {
+		t.Fatalf("offers: %+v", offers)
+	}
+
+	// Signed in as the owner in a browser: the token is not for it.
+	admin := newClient()
+	if code, body := w.signUp(admin, "bilbo", "a long walk to Mordor"); code != 200 {
+		t.Fatalf("sign-up: %d %s", code, body)
+	}
+	if code, body := post(w.srv.URL, offers[0].Token, admin); code != http.StatusNotFound {
+		t.Errorf("a browser claimed a dropped file: %d %s", code, body)
+	}
+
+	code, body := post(desk.URL, offers[0].Token, http.DefaultClient)
+	var v api.AttachmentView
+	json.Unmarshal([]byte(body), &v)
+	if code != http.StatusOK || v.Name != "Bag End at dusk.png" || v.Kind != "image" || v.ID == 0 {
+		t.Fatalf("desktop claim: %d %s", code, body)
+	}
+	if code, _ := post(desk.URL, offers[0].Token, http.DefaultClient); code != http.StatusNotFound {
+		t.Errorf("a token was good twice: %d", code)
+	}
+	if code, _ := post(desk.URL, "made-up", http.DefaultClient); code != http.StatusNotFound {
+		t.Errorf("a made-up token: %d", code)
+	}
+
+	// Swapped for something that is not a regular file after the drop.
+	fifo := filepath.Join(dir, "pipe")
+	late := w.c.Drops.Offer([]string{photo})[0]
+	os.Remove(photo)
+	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+		os.Rename(fifo, photo)
+		if code, body := post(desk.URL, late.Token, http.DefaultClient); code != http.StatusBadRequest {
+			t.Errorf("a FIFO in the dropped file's place: %d %s", code, body)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -41,6 +43,7 @@ var inlineImages = map[string]bool{"image/png": true, "image/jpeg": true}
 
 func (h *handler) registerFiles() {
 	h.mux.HandleFunc("POST /api/files", h.upload)
+	h.mux.HandleFunc("POST /api/files/dropped/{token}", h.uploadDropped)
 	h.mux.HandleFunc("GET /api/files/{id}", h.getFile)
 	h.mux.HandleFunc("DELETE /api/files/{id}", h.deleteFile)
 	h.mux.HandleFunc("POST /api/audio/transcribe", h.transcribe)
@@ -104,6 +107,50 @@ func (h *handler) upload(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &tooBig) {
 			err = tooLargeOr(err, err)
 		}
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// uploadDropped stores a file dropped onto the desktop window, named by
+// the token the window was given for it (package drops): the page never
+// sends a path, and a token is only good on the desktop mount, once.
+func (h *handler) uploadDropped(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if h.opt.Drops == nil || !api.AtTheDesktop(caller) {
+		writeError(w, apperr.New(apperr.NotFound, "dropped files are only taken in the desktop window"))
+		return
+	}
+	path, ok := h.opt.Drops.Take(r.PathValue("token"))
+	if !ok {
+		writeError(w, apperr.New(apperr.NotFound, "that dropped file is no longer waiting; drop it again"))
+		return
+	}
+	// Checked again, before and after opening: the path may have changed
+	// since the drop, and opening a FIFO would block and reading a device
+	// might never end.
+	notRegular := apperr.New(apperr.Invalid, "the dropped file is not a regular file any more")
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		writeError(w, notRegular)
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		writeError(w, apperr.New(apperr.Invalid, "the dropped file could not be read"))
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		writeError(w, notRegular)
+		return
+	}
+	v, err := h.opt.Attachments.Upload(r.Context(), caller, filepath.Base(path), io.LimitReader(f, MaxUpload))
+	if err != nil {
 		h.fail(w, r, err)
 		return
 	}

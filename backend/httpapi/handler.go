@@ -68,6 +68,14 @@ type Options struct {
 	// Attachments serves uploads and voice (files.go); nil disables the
 	// routes.
 	Attachments Attachments
+	// Drops hands over files dropped onto the desktop window (package
+	// drops); set on the desktop mount only.
+	Drops Drops
+}
+
+// Drops gives the path shelved under a token, once.
+type Drops interface {
+	Take(token string) (path string, ok bool)
 }
 
 // Avatars is the model-avatar store as the HTTP routes need it. caller is

@@ -72,6 +72,11 @@ export async function multipartBytes(file, name) {
 export async function upload(file, name) {
   const fname = name || file.name || 'pasted';
   let init;
+  if (file.token) {
+    // A file dropped onto the desktop window: the app holds it under this
+    // token (see droppedFile); only the token travels.
+    return post('/api/files/dropped/' + encodeURIComponent(file.token), { method: 'POST', credentials: 'same-origin' });
+  }
   if (isDesktop()) {
     const m = await multipartBytes(file, fname);
     init = { method: 'POST', body: m.body, headers: { 'Content-Type': m.type }, credentials: 'same-origin' };
@@ -80,14 +85,31 @@ export async function upload(file, name) {
     form.append('file', file, fname);
     init = { method: 'POST', body: form, credentials: 'same-origin' };
   }
+  return post('/api/files', init);
+}
+
+async function post(url, init) {
   let res;
   try {
-    res = await fetch('/api/files', init);
+    res = await fetch(url, init);
   } catch {
     throw new ApiError('unavailable', 'Could not reach the server to upload the file.');
   }
   if (!res.ok) throw await readError(res);
   return res.json();
+}
+
+const DROPPED_TYPES = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', pdf: 'application/pdf' };
+
+/**
+ * droppedFile turns one of the desktop app's "files-dropped" offers
+ * ({token, name, size}) into what the composer handles like a File: the
+ * type is guessed from the name only to pick the chip's icon until the
+ * upload says what the bytes are.
+ */
+export function droppedFile(offer) {
+  const ext = (offer.name.match(/\.([a-z0-9]+)$/i) || [])[1] || '';
+  return { token: offer.token, name: offer.name, size: offer.size, type: DROPPED_TYPES[ext.toLowerCase()] || 'text/plain' };
 }
 
 /** removeUpload deletes an unsent upload (best effort: the sweep takes the rest). */

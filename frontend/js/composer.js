@@ -6,9 +6,9 @@
 
 import { html, useState, useEffect, useRef, useLayoutEffect } from '../vendor/htm-preact/standalone.module.js';
 import { Icon, toast } from './ui.js';
-import { limits, upload, removeUpload, check, AttachmentList, SmallIcon, filesFrom, pastedName, formatSize } from './attachments.js';
+import { limits, upload, removeUpload, check, AttachmentList, SmallIcon, filesFrom, pastedName, formatSize, droppedFile } from './attachments.js';
+import { on, isDesktop } from './transport.js';
 import { DictateButton } from './voice.js';
-import { isDesktop } from './transport.js';
 
 export const DRAFT_DELAY_MS = 500;
 
@@ -180,20 +180,66 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   const canSend = (!!text.trim() || ready.length > 0) && !uploading && !disabled && !sending;
   const attachAllowed = !lim || lim.allowed !== false;
   const imagesHidden = !vision && files.some((f) => f.kind === 'image' && f.status !== 'error');
-  const onDragOver = (e) => {
-    if (!attachAllowed || !e.dataTransfer || ![...(e.dataTransfer.types || [])].includes('Files')) return;
-    e.preventDefault();
-    e.dataTransfer.dropEffect = 'copy';
-    if (!dragging) setDragging(true);
-  };
-  const onDrop = (e) => {
-    setDragging(false);
-    const list = filesFrom(e.dataTransfer);
-    if (!list.length) return;
-    e.preventDefault();
-    e.stopPropagation();
-    addFiles(list);
-  };
+  // Files dropped anywhere in the window are for the message being
+  // written, not only those that land on the box: the window listens while
+  // a composer is shown, and the box lights up while files are over the
+  // window. dragenter/dragleave fire for every element crossed, hence the
+  // count; dragover repeats at least twice a second while a drag is over
+  // the page, so a missed dragleave clears itself.
+  const drops = useRef(null);
+  drops.current = { add: addFiles, allowed: attachAllowed };
+  useEffect(() => {
+    let depth = 0;
+    let idle = 0;
+    // In the desktop window a file from outside shows up as a URI list
+    // (WebKitGTK keeps the files from the page); the app takes the drop.
+    const kinds = isDesktop() ? ['Files', 'text/uri-list'] : ['Files'];
+    const carries = (e) => !!e.dataTransfer && [...(e.dataTransfer.types || [])].some((t) => kinds.includes(t));
+    const stop = () => { depth = 0; clearTimeout(idle); setDragging(false); };
+    const enter = (e) => { if (carries(e) && drops.current.allowed) { depth++; setDragging(true); } };
+    const leave = (e) => { if (carries(e) && --depth <= 0) stop(); };
+    const over = (e) => {
+      if (!carries(e) || !drops.current.allowed) return;
+      e.preventDefault();
+      e.dataTransfer.dropEffect = 'copy';
+      setDragging(true);
+      clearTimeout(idle);
+      idle = setTimeout(stop, 1000);
+    };
+    const drop = (e) => {
+      stop();
+      if (!drops.current.allowed) return;
+      const list = filesFrom(e.dataTransfer);
+      if (!list.length) return;
+      e.preventDefault();
+      drops.current.add(list);
+    };
+    const listeners = [['dragenter', enter], ['dragleave', leave], ['dragover', over], ['drop', drop], ['dragend', stop]];
+    for (const [name, f] of listeners) window.addEventListener(name, f);
+    // Files dropped onto the desktop window, offered by the app.
+    const off = on('files-dropped', (offers) => {
+      stop();
+      if (!Array.isArray(offers) || !offers.length) return;
+      if (!drops.current.allowed) {
+        toast('You are not allowed to attach files; ask an administrator.', { error: true });
+        return;
+      }
+      // A folder or an unreadable file becomes a chip that says why, as a
+      // refused pick does.
+      const refused = offers.filter((o) => !o.token).map((o) => ({
+        key: 'f' + Math.random().toString(36).slice(2), name: o.name, size: 0, kind: 'text',
+        status: 'error', error: `${o.name} ${o.error || 'could not be attached'}.`,
+      }));
+      if (refused.length) setFiles((fs) => fs.concat(refused));
+      const list = offers.filter((o) => o.token).map(droppedFile);
+      if (list.length) drops.current.add(list);
+    });
+    return () => {
+      clearTimeout(idle);
+      off();
+      for (const [name, f] of listeners) window.removeEventListener(name, f);
+    };
+  }, []);
   const onPaste = (e) => {
     const list = filesFrom(e.clipboardData);
     if (!list.length || !attachAllowed) return;
@@ -201,13 +247,9 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     if (!(e.clipboardData.getData('text/plain') || '').trim()) e.preventDefault();
     addFiles(list);
   };
-  // Files dropped onto the desktop window never reach the page: the app
-  // unsets WebKit's GTK drop target (DisableWebViewDrop), so say so.
-  const howTo = isDesktop() ? 'Pick or paste them; dropping files onto the desktop app does not work.' : 'Pick, drop or paste them.';
-  const limitHint = lim ? `Up to ${lim.maxFiles} files, ${formatSize(lim.maxBytes)} each: images, PDFs and text files. ${howTo}` : '';
+  const limitHint = lim ? `Up to ${lim.maxFiles} files, ${formatSize(lim.maxBytes)} each: images, PDFs and text files. Pick, drop or paste them.` : '';
   return html`
-    <form class=${'composer' + (dragging ? ' is-dragging' : '')} onSubmit=${onSubmit}
-      onDragOver=${onDragOver} onDragLeave=${(e) => { if (e.target === e.currentTarget) setDragging(false); }} onDrop=${onDrop}>
+    <form class=${'composer' + (dragging ? ' is-dragging' : '')} onSubmit=${onSubmit}>
       <${AttachmentList} items=${files} onRemove=${removeFile} label="Files to send" />
       ${imagesHidden ? html`<p class="composer-warning" role="status">This model cannot see images: they will not be sent to it. Choose a model marked for vision to ask about them.</p>` : null}
       <label class="visually-hidden" for="composer-input">Message</label>

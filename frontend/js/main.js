@@ -17,7 +17,7 @@ import { Sidebar } from './sidebar.js';
 import { ChatView } from './chat.js';
 import { TrashView } from './trash.js';
 import { SettingsView } from './settings.js';
-import { DialogHost, ToastHost } from './ui.js';
+import { DialogHost, ToastHost, toast } from './ui.js';
 import { bootBrowser, registerServiceWorker } from './login.js';
 import { AccountChip } from './account.js';
 import { initWindow, whenWindowKnown, useWindow, QuickBar } from './quick.js';
@@ -32,17 +32,6 @@ const THEME_KEY = 'lembas.theme';
 const NARROW = '(max-width: 45em)'; // keep in step with app.css
 
 // ---------- Global listeners ----------
-
-// A file dropped anywhere but a drop zone must never navigate the webview
-// away (in Wails v2.9.2 it would load file://). Drop zones handle the event
-// themselves before it reaches the document.
-function guardDrops() {
-  document.addEventListener('dragover', (e) => {
-    if (!e.defaultPrevented && e.dataTransfer) e.dataTransfer.dropEffect = 'none';
-    e.preventDefault();
-  });
-  document.addEventListener('drop', (e) => e.preventDefault());
-}
 
 // Links that leave the app's origin open outside it (system browser on the
 // desktop, a new tab otherwise); the window itself never navigates away.
@@ -131,6 +120,11 @@ function wireEvents() {
     if (ev && (ev.change === 'trashed' || ev.change === 'deleted') && getState().openChatId === ev.chatId) {
       navigate(hrefs.newChat);
     }
+  });
+  // Files dropped onto the desktop window go into the message being
+  // written (composer.js); with no composer on screen, say where to drop.
+  on('files-dropped', () => {
+    if (!document.querySelector('form.composer')) toast('Dropped files go into a message: open a chat and drop them there.');
   });
   on('resync', () => {
     refreshAll();
@@ -337,7 +331,6 @@ function App() {
 
 // ---------- Boot ----------
 
-guardDrops();
 guardLinks();
 registerServiceWorker();
 

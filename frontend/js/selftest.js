@@ -110,11 +110,6 @@ async function attachStep() {
   if (!models.length) return;
   location.hash = '#/';
   await until(() => location.hash === '#/' && document.querySelector('#composer-file') && !document.querySelector('.msg-user'));
-  if (isDesktop()) {
-    // Drops never reach the page in the desktop window: the hint says so.
-    const hint = await until(() => document.querySelector('#composer-attach')?.title).catch(() => '');
-    await report('drop-hint', hint.includes('dropping files onto the desktop app does not work'), hint);
-  }
   const input = document.querySelector('#composer-file');
   const dt = new DataTransfer();
   dt.items.add(await pngFile());
@@ -160,6 +155,38 @@ async function attachStep() {
   }).catch(() => {});
 }
 
+// stayStep tries to take the window somewhere else, as a stray drop or a
+// link that slipped through would: the app's navigation guard must refuse,
+// so the page (and this script) is still here to report it.
+async function stayStep() {
+  const before = location.href;
+  location.assign('https://llembas.invalid/');
+  await new Promise((r) => setTimeout(r, 500));
+  await report('stay', location.href === before, location.href);
+}
+
+// dropWatch serves the desktop drop test, which drags files onto the window
+// from outside with X's drag-and-drop protocol: it says where the composer
+// is (CSS pixels from the top left of the page, and the pixel ratio), then
+// reports each file that lands in the composer once its upload is done.
+async function dropWatch() {
+  const form = document.querySelector('form.composer');
+  if (!form) return; // no model was set up, so the steps above stayed in Settings
+  const r = form.getBoundingClientRect();
+  await report('composer-at', true, [r.left, r.top, r.width, r.height].map(Math.round).join(' ') + ` ${window.devicePixelRatio}`);
+  const seen = new Set();
+  for (;;) {
+    for (const chip of document.querySelectorAll('.composer .attach-chip.is-ready, .composer .attach-chip.is-error')) {
+      const name = chip.querySelector('.attach-name')?.textContent ?? '';
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const detail = chip.querySelector('.attach-detail')?.textContent ?? '';
+      await report('dropped', chip.classList.contains('is-ready'), `${name} ${detail}`.trim());
+    }
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
 export async function run(info) {
   try {
     await report('transport', isDesktop() === (info.mode === 'desktop'), `${isDesktop() ? 'bridge' : 'http'} for mode ${info.mode}`);
@@ -196,7 +223,9 @@ export async function run(info) {
         await report('notify', false, `${e.kind}: ${e.message}`);
       }
     }
+    if (info.mode === 'desktop') await stayStep();
     await report('done', true, '');
+    if (isDesktop()) await dropWatch();
   } catch (e) {
     await report('error', false, e && e.message).catch(() => {});
   }

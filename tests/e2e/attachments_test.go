@@ -59,16 +59,22 @@ func TestAttachmentsInChromium(t *testing.T) {
 	t.Run("picker, paste and drop make chips; remove deletes", func(t *testing.T) {
 		a.do(chromedp.SetUploadFiles(chromedp.CSS(`#composer-file`), []string{fixturePath("opaque.png"), fixturePath("text.pdf")}))
 		a.waitJS(`document.querySelectorAll('.composer .attach-chip.is-ready').length === 2`)
-		// A pasted screenshot and a dropped text file.
+		// A pasted screenshot, and a text file dropped on the conversation
+		// rather than the box: a drop anywhere in the window is for the
+		// message being written, and the box lights up while files are
+		// over the window.
 		a.js(`(() => {
 			const dt = new DataTransfer();
 			dt.items.add(new File(['pasted words'], 'image.png', { type: 'image/png' }));
 			document.querySelector('#composer-input').dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
-			const drop = new DataTransfer();
-			drop.items.add(new File(['dropped notes\n'], 'notes.txt', { type: 'text/plain' }));
-			document.querySelector('.composer').dispatchEvent(new DragEvent('drop', { dataTransfer: drop, bubbles: true, cancelable: true }));
+			window.dropTest = new DataTransfer();
+			window.dropTest.items.add(new File(['dropped notes\n'], 'notes.txt', { type: 'text/plain' }));
+			document.querySelector('#main').dispatchEvent(new DragEvent('dragover', { dataTransfer: window.dropTest, bubbles: true, cancelable: true }));
 			return true;
 		})()`)
+		a.waitJS(`!!document.querySelector('.composer.is-dragging')`)
+		a.js(`document.querySelector('#main').dispatchEvent(new DragEvent('drop', { dataTransfer: window.dropTest, bubbles: true, cancelable: true }))`)
+		a.waitJS(`!document.querySelector('.composer.is-dragging')`)
 		a.waitJS(`document.querySelectorAll('.composer .attach-chip.is-ready').length === 4 && document.querySelectorAll('.composer .attach-chip.is-error').length === 0`)
 		// The "image" pasted was really text: the server typed it by its
 		// bytes, and the chip says so. It is removed, with the dropped file.

@@ -24,6 +24,9 @@ type XConn struct {
 	root           uint32
 	minKey, maxKey byte
 	xtest          byte // XTEST's major opcode, 0 until looked up
+	idBase, idMask uint32
+	nextID         uint32
+	events         [][]byte // events read while waiting for a reply, oldest first
 }
 
 // DialX connects to display (":N"). It is closed at test cleanup.
@@ -57,7 +60,8 @@ func DialX(t testing.TB, display string) *XConn {
 	vendor := int(binary.LittleEndian.Uint16(body[16:]))
 	formats := int(body[21])
 	screen := 32 + (vendor+3)&^3 + 8*formats
-	return &XConn{c: c, root: binary.LittleEndian.Uint32(body[screen:]), minKey: body[26], maxKey: body[27]}
+	return &XConn{c: c, root: binary.LittleEndian.Uint32(body[screen:]), minKey: body[26], maxKey: body[27],
+		idBase: binary.LittleEndian.Uint32(body[4:]), idMask: binary.LittleEndian.Uint32(body[8:])}
 }
 
 // request sends one request; it returns the reply (nil when the request
@@ -94,7 +98,8 @@ func (x *XConn) request(t testing.TB, req []byte, reply bool) []byte {
 			}
 			return append(msg, extra...)
 		}
-		// An event: none is selected, but skip any that come.
+		// An event, kept for whoever waits for one (drag and drop does).
+		x.events = append(x.events, msg)
 	}
 }
 
