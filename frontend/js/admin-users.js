@@ -8,7 +8,7 @@ import { html, useState, useEffect, useRef, useCallback } from '../vendor/htm-pr
 import { call } from './transport.js';
 import { hrefs, navigate } from './router.js';
 import { useMe, loadMe } from './account.js';
-import { Icon, confirmAction, toast, toastError, trapTab } from './ui.js';
+import { Icon, Pager, confirmAction, toast, toastError, trapTab } from './ui.js';
 import { formatDate, monogram } from './format.js';
 
 const LIMIT = 50;
@@ -377,8 +377,6 @@ export function UsersSettings({ sub }) {
 
   const close = () => navigate(hrefs.settings('users'));
   const total = data ? data.total : 0;
-  const from = total ? data.offset + 1 : 0;
-  const to = data ? data.offset + data.users.length : 0;
   const filtered = query.trim() !== '' || status !== '';
   const hasDetail = creating || !!selectedId;
 
@@ -425,12 +423,7 @@ export function UsersSettings({ sub }) {
             <ul class="model-list" aria-label="Users" id="users-list">
               ${data.users.map((u) => html`<${UserRow} key=${u.id} u=${u} selected=${u.id === selectedId} onApprove=${approve} busy=${busyId === u.id} />`)}
             </ul>`}
-          ${data && total > LIMIT && html`
-            <nav class="pager" aria-label="Pages">
-              <button type="button" class="btn btn-sm" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - LIMIT))}>Previous</button>
-              <span class="pager-text" role="status">${from}–${to} of ${total}</span>
-              <button type="button" class="btn btn-sm" disabled=${offset + LIMIT >= total} onClick=${() => setOffset(offset + LIMIT)}>Next</button>
-            </nav>`}
+          ${data && html`<${Pager} offset=${data.offset} limit=${LIMIT} shown=${data.users.length} total=${total} onOffset=${setOffset} />`}
         </div>
         ${hasDetail && html`
           <div class="models-detail-pane">

@@ -6,7 +6,7 @@
 import { html, useState, useEffect, useRef, useCallback } from '../vendor/htm-preact/standalone.module.js';
 import { call, ApiError } from './transport.js';
 import { useStore, refreshModels, refreshConnections, loadEfforts } from './store.js';
-import { Avatar, Badges, Icon, toast, toastError } from './ui.js';
+import { Avatar, Badges, Icon, Pager, toast, toastError } from './ui.js';
 import { ParamFields, formFromParams, paramsFromForm } from './modelpicker.js';
 import { formatContext, formatNumber } from './format.js';
 import { ModelAccess } from './admin-access.js';
@@ -306,8 +306,6 @@ export function ModelsSettings() {
   const conns = Array.isArray(store.connections) ? store.connections : [];
   const total = data ? data.total : 0;
   const shownOffset = data ? data.offset : 0;
-  const from = total ? shownOffset + 1 : 0;
-  const to = data ? shownOffset + data.items.length : 0;
   return html`
     <section class="settings-section" aria-labelledby="models-title">
       <div class="section-head">
@@ -351,12 +349,7 @@ export function ModelsSettings() {
                 first=${i === 0} last=${i === data.items.length - 1}
                 onSelect=${(x) => { setSelected(x); setDetailKey((k) => k + 1); }} onToggle=${toggle} onMove=${move} busy=${busyId === m.id} />`)}
             </ul>`}
-          ${data && total > LIMIT && html`
-            <nav class="pager" aria-label="Pages">
-              <button type="button" class="btn btn-sm" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - LIMIT))}>Previous</button>
-              <span class="pager-text" role="status">${from}–${to} of ${total}</span>
-              <button type="button" class="btn btn-sm" disabled=${offset + LIMIT >= total} onClick=${() => setOffset(offset + LIMIT)}>Next</button>
-            </nav>`}
+          ${data && html`<${Pager} offset=${shownOffset} limit=${LIMIT} shown=${data.items.length} total=${total} onOffset=${setOffset} />`}
         </div>
         ${selected && html`
           <div class="models-detail-pane">

@@ -395,3 +395,19 @@ export function ErrorNote({ error }) {
   if (!error) return null;
   return html`<p class="error-note" role="alert">${error.message || String(error)}</p>`;
 }
+
+/**
+ * Pager moves through a list `limit` items at a time: Previous, "from–to of
+ * total", Next. It shows nothing while everything fits on one page.
+ */
+export function Pager({ offset, limit, shown, total, onOffset }) {
+  if (!total || total <= limit) return null;
+  const from = offset + 1;
+  const to = offset + shown;
+  return html`
+    <nav class="pager" aria-label="Pages">
+      <button type="button" class="btn btn-sm" disabled=${offset === 0} onClick=${() => onOffset(Math.max(0, offset - limit))}>Previous</button>
+      <span class="pager-text" role="status">${from}–${to} of ${total}</span>
+      <button type="button" class="btn btn-sm" disabled=${offset + limit >= total} onClick=${() => onOffset(offset + limit)}>Next</button>
+    </nav>`;
+}
