@@ -5,12 +5,12 @@
 // "lembas.theme": "moria" or "shire"), or else the system's (dark → moria,
 // light → shire).
 //
-// It cancels every file drop that nothing else took. A drop nobody cancels
-// makes the browser (and the desktop app's WebKit) open the dropped file in
-// place of the app, and the draft with it. The composer takes drops on
-// itself and, from the window, any that land elsewhere; this is here
-// rather than in main.js so that a page whose modules are still loading,
-// or failed to, is covered too.
+// It cancels the drops that would take the window away from the app: a
+// file or a link dropped where nothing took it makes the browser (and the
+// desktop app's WebKit) open it in place of the app. The composer takes
+// file drops anywhere in the window; this is here rather than in main.js
+// so that a page whose modules are still loading, or failed to, is
+// covered too.
 (function () {
   'use strict';
   var theme = null;
@@ -25,18 +25,24 @@
   }
   document.documentElement.dataset.theme = theme;
 
-  // Only drags that carry files: text dragged into a field drops as usual.
-  // The drag is taken (preventDefault) rather than refused with dropEffect
-  // "none", because WebKit answers a refused file drop by opening the file.
-  function carriesFiles(e) {
+  // Files are always taken: outside the composer they are dropped on the
+  // floor. A link is taken everywhere but a text field (where it drops in
+  // as text), since the browser would otherwise follow it away from the
+  // app. Plain text is left alone. Taking means preventDefault, not
+  // dropEffect "none": WebKit answers a refused file drop by opening it.
+  function take(e) {
     var types = (e.dataTransfer && e.dataTransfer.types) || [];
-    for (var i = 0; i < types.length; i++) if (types[i] === 'Files') return true;
+    var t = e.target;
+    var field = t && (t.isContentEditable || t.tagName === 'INPUT' || t.tagName === 'TEXTAREA');
+    for (var i = 0; i < types.length; i++) {
+      if (types[i] === 'Files' || (types[i] === 'text/uri-list' && !field)) return true;
+    }
     return false;
   }
   document.addEventListener('dragover', function (e) {
-    if (carriesFiles(e)) e.preventDefault();
+    if (take(e)) e.preventDefault();
   });
   document.addEventListener('drop', function (e) {
-    if (carriesFiles(e)) e.preventDefault();
+    if (take(e)) e.preventDefault();
   });
 })();

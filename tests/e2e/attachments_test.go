@@ -75,6 +75,16 @@ func TestAttachmentsInChromium(t *testing.T) {
 		a.waitJS(`!!document.querySelector('.composer.is-dragging')`)
 		a.js(`document.querySelector('#main').dispatchEvent(new DragEvent('drop', { dataTransfer: window.dropTest, bubbles: true, cancelable: true }))`)
 		a.waitJS(`!document.querySelector('.composer.is-dragging')`)
+		// A link dropped on the page is taken (the browser would follow it
+		// away from the app); onto the message box it drops in as text.
+		taken := a.js(`(() => {
+			const link = () => { const d = new DataTransfer(); d.setData('text/uri-list', 'https://example.org/'); return d; };
+			const drop = (el) => { const e = new DragEvent('drop', { dataTransfer: link(), bubbles: true, cancelable: true }); el.dispatchEvent(e); return e.defaultPrevented; };
+			return [drop(document.querySelector('#main')), drop(document.querySelector('#composer-input'))].join(',');
+		})()`)
+		if taken != "true,false" {
+			t.Errorf("link drops taken (page, message box): %v, want true,false", taken)
+		}
 		a.waitJS(`document.querySelectorAll('.composer .attach-chip.is-ready').length === 4 && document.querySelectorAll('.composer .attach-chip.is-error').length === 0`)
 		// The "image" pasted was really text: the server typed it by its
 		// bytes, and the chip says so. It is removed, with the dropped file.
