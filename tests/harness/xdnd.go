@@ -18,9 +18,9 @@ type DropResult struct {
 
 // DragFiles drags files onto the top-level window target as a file
 // manager does, with the XDND protocol (version 5): it enters the window,
-// moves over the root position (rootX, rootY) until the window answers,
-// and drops if the window accepts, or leaves if it does not, as a source
-// does when the user lets go over a place that refuses the drop. It
+// moves over the root position (rootX, rootY) until the window accepts
+// (for up to 15 s), and drops; if the window never accepts it leaves, as a
+// source does when the user lets go over a place that refuses the drop. It
 // hands over the list as text/uri-list whenever the target asks, which
 // WebKit does already while the pointer moves.
 //
@@ -87,15 +87,14 @@ func (x *XConn) DragFiles(t testing.TB, target uint32, rootX, rootY int, paths [
 	send("XdndEnter", 5<<24, atoms["text/uri-list"], 0, 0)
 	// A pointer sends positions as it moves; WebKit answers only once the
 	// page has seen the dragover, so keep moving a little until it has.
-	for i := 0; i < 50 && !res.Accepted; i++ {
+	// A slow machine can take seconds to answer; a refusal may be the
+	// page not having had its say yet, so only the deadline ends this.
+	for i, deadline := 0, time.Now().Add(15*time.Second); !res.Accepted && time.Now().Before(deadline); i++ {
 		send("XdndPosition", 0, uint32(rootX+i%2)<<16|uint32(rootY), 0, atoms["XdndActionCopy"])
-		answered := wait("XdndStatus", 200*time.Millisecond, func(d []uint32) bool {
+		wait("XdndStatus", 200*time.Millisecond, func(d []uint32) bool {
 			res.Accepted = d[1]&1 == 1
 			return true
 		})
-		if answered && !res.Accepted && i >= 10 {
-			break // refused, and still refused after the page has had its say
-		}
 	}
 	if !res.Accepted {
 		send("XdndLeave", 0)
