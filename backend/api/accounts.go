@@ -9,6 +9,7 @@ import (
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/files"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 )
@@ -432,6 +433,8 @@ type InstanceSettings struct {
 	InstanceName string          `json:"instanceName"`
 	SignUpMode   auth.SignUpMode `json:"signUpMode"`
 	DefaultModel ids.ModelID     `json:"defaultModel"`
+	// FilesQuotaMB caps what each person's files may take; 0: no cap.
+	FilesQuotaMB int64 `json:"filesQuotaMB"`
 }
 
 // InstancePatch changes the settings that are set.
@@ -439,6 +442,7 @@ type InstancePatch struct {
 	InstanceName *string          `json:"instanceName,omitempty"`
 	SignUpMode   *auth.SignUpMode `json:"signUpMode,omitempty"`
 	DefaultModel *ids.ModelID     `json:"defaultModel,omitempty"`
+	FilesQuotaMB *int64           `json:"filesQuotaMB,omitempty"`
 }
 
 // Settings reads the instance settings.
@@ -458,7 +462,12 @@ func (a *Admin) settings(ctx context.Context) (InstanceSettings, error) {
 	if err != nil {
 		return InstanceSettings{}, err
 	}
-	return InstanceSettings{InstanceName: name, SignUpMode: mode, DefaultModel: instanceDefaultModel(ctx, a.deps.DB)}, nil
+	var quota int64
+	if a.deps.Files != nil {
+		quota = a.deps.Files.Quota(ctx) >> 20
+	}
+	return InstanceSettings{InstanceName: name, SignUpMode: mode, DefaultModel: instanceDefaultModel(ctx, a.deps.DB),
+		FilesQuotaMB: quota}, nil
 }
 
 func instanceDefaultModel(ctx context.Context, db *store.DB) ids.ModelID {
@@ -497,6 +506,14 @@ func (a *Admin) SetSettings(ctx context.Context, p InstancePatch) (InstanceSetti
 			}
 		}
 		if err := a.deps.DB.SetSetting(ctx, SettingDefaultModel, strconv.FormatInt(int64(*p.DefaultModel), 10)); err != nil {
+			return InstanceSettings{}, err
+		}
+	}
+	if p.FilesQuotaMB != nil {
+		if *p.FilesQuotaMB < 0 || *p.FilesQuotaMB > 1<<30 {
+			return InstanceSettings{}, apperr.New(apperr.Invalid, "The storage for each person is a number of MB, 0 for no limit.")
+		}
+		if err := a.deps.DB.SetSetting(ctx, files.SettingQuotaMB, strconv.FormatInt(*p.FilesQuotaMB, 10)); err != nil {
 			return InstanceSettings{}, err
 		}
 	}

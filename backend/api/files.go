@@ -52,10 +52,15 @@ func attachmentViews(list []store.Attachment) []AttachmentView {
 // through the bridge.
 type Files struct{ deps Deps }
 
-// FileLimits are the upload limits, and whether the caller may attach.
+// FileLimits are the upload limits, whether the caller may attach, and how
+// much of their storage quota the caller's files take.
 type FileLimits struct {
 	files.Limits
 	Allowed bool `json:"allowed"`
+	// Used is how many bytes the caller's files take (sent or not, and
+	// those of chats in the trash); Quota is the most they may (0: no cap).
+	Used  int64 `json:"used"`
+	Quota int64 `json:"quota"`
 }
 
 // Limits returns the upload limits, shown before anything is uploaded.
@@ -63,7 +68,12 @@ func (f *Files) Limits(ctx context.Context) (FileLimits, error) {
 	if f.deps.Files == nil {
 		return FileLimits{Limits: files.DefaultLimits()}, nil
 	}
-	return FileLimits{Limits: f.deps.Files.Limits(), Allowed: f.deps.require(ctx, auth.FilesUpload) == nil}, nil
+	used, quota, err := f.deps.Files.Usage(ctx, user(ctx))
+	if err != nil {
+		return FileLimits{}, err
+	}
+	return FileLimits{Limits: f.deps.Files.Limits(), Allowed: f.deps.require(ctx, auth.FilesUpload) == nil,
+		Used: used, Quota: quota}, nil
 }
 
 // FileRoutes implements the HTTP file routes (httpapi.Attachments) over the

@@ -501,3 +501,62 @@ func TestDroppedFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageQuota caps what each person's files take: an admin sets it,
+// an upload that would pass it is refused with how much is used, nothing
+// of it is kept, and deleting an unsent upload makes room again.
+func TestStorageQuota(t *testing.T) {
+	w := newFilesWeb(t, false)
+	admin, other, _ := twoUsers(t, w)
+	limits := func(c *http.Client) (used, quota int64) {
+		var l struct{ Used, Quota int64 }
+		code, body := w.call(c, "Files.Limits")
+		if code != 200 || json.Unmarshal([]byte(body), &l) != nil {
+			t.Fatalf("Files.Limits: %d %s", code, body)
+		}
+		return l.Used, l.Quota
+	}
+	if _, q := limits(other); q != 0 {
+		t.Fatalf("a quota of %d before any was set", q)
+	}
+	if code, body := w.call(other, "Admin.SetSettings", map[string]any{"filesQuotaMB": 1}); code != 403 {
+		t.Errorf("a member set the quota: %d %s", code, body)
+	}
+	if code, body := w.call(admin, "Admin.SetSettings", map[string]any{"filesQuotaMB": -1}); code != 400 {
+		t.Errorf("a negative quota: %d %s", code, body)
+	}
+	if code, body := w.call(admin, "Admin.SetSettings", map[string]any{"filesQuotaMB": 1}); code != 200 || !strings.Contains(body, `"filesQuotaMB":1`) {
+		t.Fatalf("set the quota: %d %s", code, body)
+	}
+
+	text := bytes.Repeat([]byte("Roads go ever ever on.\n"), 700<<10/23) // ~700 KB of text
+	code, first, body := w.upload(other, "first.txt", text)
+	if code != 200 {
+		t.Fatalf("first upload under the quota: %d %s", code, body)
+	}
+	if used, quota := limits(other); used != first.Size || quota != 1<<20 {
+		t.Errorf("usage %d of %d, want %d of %d", used, quota, first.Size, 1<<20)
+	}
+	code, _, body = w.upload(other, "second.txt", text)
+	if code != 400 || !strings.Contains(body, "0.7 MB of the 1.0 MB") || !strings.Contains(body, "make room") {
+		t.Fatalf("upload past the quota: %d %s", code, body)
+	}
+	if used, _ := limits(other); used != first.Size {
+		t.Errorf("the refused upload counts: %d bytes used", used)
+	}
+	// Someone else's files are theirs to count.
+	if code, _, body := w.upload(admin, "admin.txt", text); code != 200 {
+		t.Errorf("another person's upload: %d %s", code, body)
+	}
+	if resp, _ := w.fetch(other, "DELETE", fmt.Sprintf("/api/files/%d", first.ID)); resp.StatusCode != 200 {
+		t.Fatalf("delete: %d", resp.StatusCode)
+	}
+	if code, _, body := w.upload(other, "second.txt", text); code != 200 {
+		t.Errorf("upload after making room: %d %s", code, body)
+	}
+	// Nothing refused was left on disk: two files, the admin's and the last.
+	entries, _ := os.ReadDir(w.c.Files.Dir())
+	if len(entries) != 2 {
+		t.Errorf("%d files on disk, want 2", len(entries))
+	}
+}

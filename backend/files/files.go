@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,6 +111,43 @@ func (s *Service) path(name string) (string, error) {
 	return filepath.Join(s.dir, name), nil
 }
 
+// SettingQuotaMB is the instance setting that caps how much each user's
+// files may take, in MB (2^20 bytes); absent or 0: no cap.
+const SettingQuotaMB = "files_quota_mb"
+
+// Quota is how many bytes each user's files may take; 0 for no cap.
+func (s *Service) Quota(ctx context.Context) int64 {
+	v, _, _ := s.db.Setting(ctx, SettingQuotaMB)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n << 20
+}
+
+// Usage is how many bytes user's files take (sent or not, the trash's
+// included) and the quota (0: none).
+func (s *Service) Usage(ctx context.Context, user ids.UserID) (used, quota int64, err error) {
+	used, err = s.db.AttachmentBytes(ctx, user)
+	return used, s.Quota(ctx), err
+}
+
+func quotaError(used, quota, more int64) error {
+	msg := fmt.Sprintf("your files take %s of the %s this server allows each person", mb(used), mb(quota))
+	if more > 0 {
+		msg += fmt.Sprintf(", and this one is %s", mb(more))
+	}
+	return apperr.New(apperr.Invalid, "%s; delete chats with files you no longer need, and empty the trash, to make room", msg)
+}
+
+// mb writes n bytes in MB with one decimal below 10 MB.
+func mb(n int64) string {
+	if n < 10<<20 {
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	}
+	return strconv.FormatInt((n+(1<<19))>>20, 10) + " MB"
+}
+
 // Upload processes one file and keeps it as an unsent upload of user. name
 // is the user's file name, only ever shown.
 func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io.Reader) (store.Attachment, error) {
@@ -120,6 +158,19 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 	if n >= s.limits.MaxPending {
 		return store.Attachment{}, apperr.New(apperr.Conflict,
 			"you have %d files waiting to be sent; send or remove some first", n)
+	}
+	// A user already at the quota is told before anything is decoded; the
+	// exact check is made with the processed size, in the insert's
+	// transaction.
+	quota := s.Quota(ctx)
+	if quota > 0 {
+		used, err := s.db.AttachmentBytes(ctx, user)
+		if err != nil {
+			return store.Attachment{}, err
+		}
+		if used >= quota {
+			return store.Attachment{}, quotaError(used, quota, 0)
+		}
 	}
 	select {
 	case s.slots <- struct{}{}:
@@ -137,9 +188,13 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 	}
 	a, err := s.db.AddAttachmentWithin(ctx, user, store.Attachment{Kind: string(res.Kind), MIME: res.MIME,
 		DisplayName: attach.DisplayName(name), StorageName: stored, Size: int64(len(res.Data)),
-		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height}, s.limits.MaxPending)
+		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height}, s.limits.MaxPending, quota)
 	if err != nil {
 		s.Remove([]string{stored})
+		if errors.Is(err, store.ErrQuota) {
+			used, _ := s.db.AttachmentBytes(ctx, user)
+			return store.Attachment{}, quotaError(used, quota, int64(len(res.Data)))
+		}
 		if errors.Is(err, store.ErrConflict) {
 			return store.Attachment{}, apperr.Wrap(apperr.Conflict, err,
 				"you have %d files waiting to be sent; send or remove some first", s.limits.MaxPending)

@@ -58,14 +58,19 @@ func (db *DB) release(names []string) {
 
 // AddAttachment stores an unbound upload of user (MessageID is ignored).
 func (db *DB) AddAttachment(ctx context.Context, user ids.UserID, a Attachment) (Attachment, error) {
-	return db.AddAttachmentWithin(ctx, user, a, 0)
+	return db.AddAttachmentWithin(ctx, user, a, 0, 0)
 }
 
+// ErrQuota is the refusal of an upload that would take its owner past
+// their storage quota.
+var ErrQuota = errors.New("storage quota reached")
+
 // AddAttachmentWithin is AddAttachment refusing, with ErrConflict, when
-// user already holds maxUnbound unsent uploads (0: no limit). The count
-// and the insert are one transaction, so uploads finishing at the same
-// moment cannot pass the limit together.
-func (db *DB) AddAttachmentWithin(ctx context.Context, user ids.UserID, a Attachment, maxUnbound int) (Attachment, error) {
+// user already holds maxUnbound unsent uploads (0: no limit), and with
+// ErrQuota when user's files, sent or not, would come to more than quota
+// bytes (0: no limit). The checks and the insert are one transaction, so
+// uploads finishing at the same moment cannot pass a limit together.
+func (db *DB) AddAttachmentWithin(ctx context.Context, user ids.UserID, a Attachment, maxUnbound int, quota int64) (Attachment, error) {
 	var out Attachment
 	err := db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if maxUnbound > 0 {
@@ -75,6 +80,15 @@ func (db *DB) AddAttachmentWithin(ctx context.Context, user ids.UserID, a Attach
 			}
 			if n >= maxUnbound {
 				return fmt.Errorf("%d unsent uploads: %w", n, ErrConflict)
+			}
+		}
+		if quota > 0 {
+			var used int64
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM attachments WHERE user_id = ?`, user).Scan(&used); err != nil {
+				return fmt.Errorf("sum uploads: %w", err)
+			}
+			if used+a.Size > quota {
+				return fmt.Errorf("%d of %d bytes used: %w", used, quota, ErrQuota)
 			}
 		}
 		res, err := tx.ExecContext(ctx, `
@@ -103,6 +117,14 @@ func (db *DB) AttachmentByID(ctx context.Context, user ids.UserID, id ids.Attach
 		return Attachment{}, fmt.Errorf("read attachment %d: %w", id, err)
 	}
 	return a, nil
+}
+
+// AttachmentBytes is how many bytes user's files take, sent or not (those
+// of chats in the trash included: they go when the trash is emptied).
+func (db *DB) AttachmentBytes(ctx context.Context, user ids.UserID) (int64, error) {
+	var n int64
+	err := db.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM attachments WHERE user_id = ?`, user).Scan(&n)
+	return n, err
 }
 
 // CountUnbound returns how many uploads user has not sent yet.

@@ -10,6 +10,7 @@ import { hrefs } from './router.js';
 import { signOut, showSignedOut } from './login.js';
 import { confirmAction, toast, toastError } from './ui.js';
 import { formatWhen, formatDate, monogram } from './format.js';
+import { formatSize } from './attachments.js';
 
 // ---------- Who is signed in ----------
 
@@ -134,8 +135,26 @@ function ProfileCard({ u, onSaved }) {
           </div>
         </div>
         ${error && html`<p class="error-note" role="alert">${error}</p>`}
+        <${StorageLine} />
       </div>
     </form>`;
+}
+
+// StorageLine says how much the caller's files take, and of how much when
+// the server sets a limit.
+function StorageLine() {
+  const [lim, setLim] = useState(null);
+  useEffect(() => {
+    call('Files.Limits').then(setLim, () => {});
+  }, []);
+  if (!lim) return null;
+  const used = formatSize(lim.used || 0);
+  return html`
+    <p class="field-help" id="account-storage">
+      ${lim.quota > 0
+        ? `Your files take ${used} of the ${formatSize(lim.quota)} this server allows each person. Deleting chats with files, and emptying the trash, makes room.`
+        : `Your files take ${used}.`}
+    </p>`;
 }
 
 function PrefsCard() {

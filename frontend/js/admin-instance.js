@@ -72,6 +72,7 @@ export function InstanceSettings() {
   const [name, setName] = useState('');
   const [mode, setMode] = useState('closed');
   const [model, setModel] = useState('0');
+  const [quota, setQuota] = useState('0');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
 
@@ -81,6 +82,7 @@ export function InstanceSettings() {
     setName(v.instanceName || '');
     setMode(v.signUpMode || 'closed');
     setModel(String(v.defaultModel || 0));
+    setQuota(String(v.filesQuotaMB || 0));
     setError('');
   }, (err) => setError(err.message));
   useEffect(() => {
@@ -94,10 +96,16 @@ export function InstanceSettings() {
       setError('Give the instance a name.');
       return;
     }
+    const q = quota.trim() === '' ? 0 : Number(quota);
+    if (!Number.isInteger(q) || q < 0) {
+      setError('The storage for each person is a whole number of MB, 0 for no limit.');
+      return;
+    }
     const patch = {};
     if (name.trim() !== (saved.instanceName || '')) patch.instanceName = name.trim();
     if (mode !== saved.signUpMode) patch.signUpMode = mode;
     if (Number(model) !== (saved.defaultModel || 0)) patch.defaultModel = Number(model);
+    if (q !== (saved.filesQuotaMB || 0)) patch.filesQuotaMB = q;
     setBusy(true);
     setError('');
     try {
@@ -110,7 +118,8 @@ export function InstanceSettings() {
     setBusy(false);
   };
 
-  const dirty = saved && (name.trim() !== (saved.instanceName || '') || mode !== saved.signUpMode || Number(model) !== (saved.defaultModel || 0));
+  const dirty = saved && (name.trim() !== (saved.instanceName || '') || mode !== saved.signUpMode || Number(model) !== (saved.defaultModel || 0)
+    || String(quota).trim() !== String(saved.filesQuotaMB || 0));
   const known = store.models.some((m) => String(m.id) === model);
   return html`
     <section class="settings-section" aria-labelledby="instance-title">
@@ -151,6 +160,12 @@ export function InstanceSettings() {
                 ${store.models.map((m) => html`<option value=${String(m.id)} selected=${String(m.id) === model}>${m.name}</option>`)}
               </select>
               <p class="field-help" id="instance-default-model-help">New chats start with it unless someone chose their own default under Account.</p>
+            </div>
+            <div class="field">
+              <label class="field-label" for="instance-files-quota">Storage for each person’s files (MB)</label>
+              <input id="instance-files-quota" class="input field-narrow" type="number" min="0" step="1" inputmode="numeric" value=${quota}
+                aria-describedby="instance-files-quota-help" onInput=${(e) => setQuota(e.currentTarget.value)} />
+              <p class="field-help" id="instance-files-quota-help">Attached images, PDFs and text files, sent or not, count until their chat is deleted and the trash emptied. 0 means no limit.</p>
             </div>
             ${error && html`<p class="error-note" role="alert">${error}</p>`}
           </div>

@@ -325,6 +325,19 @@ func TestAuthApproval(t *testing.T) {
 	a.waitJS(`!!document.querySelector('dialog[open]')`)
 	a.clickText("dialog", "Make administrator")
 	a.waitJS(`[...document.querySelectorAll('#user-detail .badge, #users-list .user-row.is-selected .badge')].some((b) => b.textContent === 'Administrator')`)
+
+	// A storage limit for each person's files, set on the Instance page,
+	// is what pippin's account says.
+	a.do(chromedp.Navigate(base + "/#/settings/instance"))
+	a.waitJS(`document.querySelector('#instance-files-quota')?.value === '0'`)
+	a.fill("#instance-files-quota", "300")
+	a.click("#instance-form button[type=submit]")
+	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Instance settings saved'))`)
+	// (The new password signed pippin's phone out: sign in again.)
+	p.do(chromedp.Navigate(base + "/#/settings/account"))
+	p.waitJS(loginShown)
+	p.signIn("pippin", "elevenses and luncheon")
+	p.waitJS(`(document.querySelector('#account-storage')?.innerText ?? '').includes('0 bytes of the 300 MB')`)
 	p.pe.check(t, "401 (Unauthorized)", "403 (Forbidden)")
 	a.pe.check(t)
 }
