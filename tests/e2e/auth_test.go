@@ -333,11 +333,13 @@ func TestAuthApproval(t *testing.T) {
 	a.fill("#instance-files-quota", "300")
 	a.click("#instance-form button[type=submit]")
 	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Instance settings saved'))`)
+	a.shot("instance")
 	// (The new password signed pippin's phone out: sign in again.)
 	p.do(chromedp.Navigate(base + "/#/settings/account"))
 	p.waitJS(loginShown)
 	p.signIn("pippin", "elevenses and luncheon")
 	p.waitJS(`(document.querySelector('#account-storage')?.innerText ?? '').includes('0 bytes of the 300 MB')`)
+	p.shot("account-storage")
 	p.pe.check(t, "401 (Unauthorized)", "403 (Forbidden)")
 	a.pe.check(t)
 }
