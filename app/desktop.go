@@ -121,8 +121,7 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 		Logger:           wailsLogger{log},
 		OnStartup: func(wctx context.Context) {
 			d.start(wctx)
-			guardNavigation(log)
-			wruntime.OnFileDrop(wctx, func(_, _ int, paths []string) { d.droppedFiles(wctx, paths) })
+			hookWebView(log, func(paths []string) { go d.droppedFiles(wctx, paths) })
 			if placed && !quick {
 				wruntime.WindowSetPosition(wctx, win.X, win.Y)
 			}
@@ -166,15 +165,14 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 			}
 			return false
 		},
-		// Files dropped onto the window arrive here as paths: WebKitGTK
-		// gives the page no File for a drop from outside any more (the
-		// fix for CVE-2025-13947). droppedFiles shelves them and tells
-		// the window; the composer uploads them through the handler. The
-		// page never sees a path. WebKit still acts on the drop after us
-		// and would open the file in the window: the navigation guard
-		// (navguard_linux.c) refuses that, and Wails' runtime cancels the
-		// DOM drop too.
-		DragAndDrop: &options.DragAndDrop{EnableFileDrop: true},
+		// No DragAndDrop options. Files dropped onto the window are taken
+		// from GTK's own drag signals (webview_linux.c) and shelved by
+		// droppedFiles: WebKitGTK gives the page no File for a drop from
+		// outside any more (the fix for CVE-2025-13947), and Wails'
+		// EnableFileDrop reports drops on a channel page scripts can
+		// forge. WebKit still acts on the drop afterwards: the page
+		// cancels it, and the navigation guard refuses the file:// load
+		// WebKit falls back to.
 		Linux: &linux.Options{
 			ProgramName: "lembas",
 			Icon:        assets.Icon256,

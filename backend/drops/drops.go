@@ -26,6 +26,11 @@ const TTL = 10 * time.Minute
 // maxShelved bounds the shelf; the oldest offers go first.
 const maxShelved = 256
 
+// MaxPerDrop is the most files one drop shelves; the rest are refused, so
+// that a huge drop cannot push its own first files off the shelf. (A
+// message takes far fewer anyway.)
+const MaxPerDrop = 64
+
 // Offer is one dropped file as the window sees it. Error, when set, says
 // why it cannot be attached (a folder, an unreadable file), and there is
 // no token.
@@ -57,6 +62,7 @@ func New() *Shelf {
 // Offer shelves the regular files among paths and describes every path.
 func (s *Shelf) Offer(paths []string) []Offer {
 	out := make([]Offer, 0, len(paths))
+	shelved := 0
 	for _, p := range paths {
 		if p == "" {
 			continue
@@ -64,6 +70,10 @@ func (s *Shelf) Offer(paths []string) []Offer {
 		o := Offer{Name: filepath.Base(p)}
 		fi, err := os.Stat(p)
 		switch {
+		case !filepath.IsAbs(p):
+			o.Error = "could not be read" // never one of GTK's; not resolved against our directory
+		case shelved >= MaxPerDrop:
+			o.Error = "was one file too many for one drop"
 		case err != nil:
 			o.Error = "could not be read"
 		case fi.IsDir():
@@ -73,6 +83,7 @@ func (s *Shelf) Offer(paths []string) []Offer {
 		default:
 			o.Size = fi.Size()
 			o.Token = s.put(p)
+			shelved++
 		}
 		out = append(out, o)
 	}

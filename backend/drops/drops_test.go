@@ -62,3 +62,26 @@ func TestShelfIsBounded(t *testing.T) {
 		t.Error("the oldest offer was kept past the bound")
 	}
 }
+
+func TestOfferRefusesRelativeAndTooMany(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.txt")
+	os.WriteFile(file, []byte("a"), 0o600)
+	s := New()
+	if o := s.Offer([]string{"a.txt"})[0]; o.Token != "" {
+		t.Errorf("a relative path was shelved: %+v", o)
+	}
+	paths := make([]string, MaxPerDrop+3)
+	for i := range paths {
+		paths[i] = file
+	}
+	got := s.Offer(paths)
+	for i, o := range got {
+		if (o.Token != "") != (i < MaxPerDrop) {
+			t.Fatalf("offer %d of %d: %+v", i, len(got), o)
+		}
+	}
+	if _, ok := s.Take(got[0].Token); !ok {
+		t.Error("a big drop pushed its own first file off the shelf")
+	}
+}

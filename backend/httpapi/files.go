@@ -9,7 +9,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -131,22 +130,16 @@ func (h *handler) uploadDropped(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apperr.New(apperr.NotFound, "that dropped file is no longer waiting; drop it again"))
 		return
 	}
-	// Checked again, before and after opening: the path may have changed
-	// since the drop, and opening a FIFO would block and reading a device
-	// might never end.
-	notRegular := apperr.New(apperr.Invalid, "the dropped file is not a regular file any more")
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		writeError(w, notRegular)
-		return
-	}
-	f, err := os.Open(path)
+	// Checked again on the opened file: the path may have changed since
+	// the drop, and reading a FIFO or a device might never end.
+	f, err := openRegular(path)
 	if err != nil {
 		writeError(w, apperr.New(apperr.Invalid, "the dropped file could not be read"))
 		return
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		writeError(w, notRegular)
+		writeError(w, apperr.New(apperr.Invalid, "the dropped file is not a regular file any more"))
 		return
 	}
 	v, err := h.opt.Attachments.Upload(r.Context(), caller, filepath.Base(path), io.LimitReader(f, MaxUpload))

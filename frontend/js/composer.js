@@ -193,7 +193,8 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     let idle = 0;
     // In the desktop window a file from outside shows up as a URI list
     // (WebKitGTK keeps the files from the page); the app takes the drop.
-    const kinds = isDesktop() ? ['Files', 'text/uri-list'] : ['Files'];
+    const desktop = isDesktop();
+    const kinds = desktop ? ['Files', 'text/uri-list'] : ['Files'];
     const carries = (e) => !!e.dataTransfer && [...(e.dataTransfer.types || [])].some((t) => kinds.includes(t));
     const stop = () => { depth = 0; clearTimeout(idle); setDragging(false); };
     const enter = (e) => { if (carries(e) && drops.current.allowed) { depth++; setDragging(true); } };
@@ -208,6 +209,14 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     };
     const drop = (e) => {
       stop();
+      if (desktop) {
+        // The app takes the files from GTK and offers them as
+        // "files-dropped" below; a WebKit that still handed the page the
+        // files too would attach them twice, and the URI list must not
+        // drop into the box as text.
+        if (carries(e)) e.preventDefault();
+        return;
+      }
       if (!drops.current.allowed) return;
       const list = filesFrom(e.dataTransfer);
       if (!list.length) return;

@@ -174,8 +174,17 @@ async function dropWatch() {
   if (!form) return; // no model was set up, so the steps above stayed in Settings
   const r = form.getBoundingClientRect();
   await report('composer-at', true, [r.left, r.top, r.width, r.height].map(Math.round).join(' ') + ` ${window.devicePixelRatio}`);
+  const b = document.querySelector('#composer-input').getBoundingClientRect();
+  await report('box-at', true, [b.left, b.top, b.width, b.height].map(Math.round).join(' '));
   const seen = new Set();
+  let typed = '';
   for (;;) {
+    // A dropped file must never land in the box as its file:// URI.
+    const box = document.querySelector('#composer-input');
+    if (box && box.value !== typed) {
+      typed = box.value;
+      await report('box', typed === '', typed);
+    }
     for (const chip of document.querySelectorAll('.composer .attach-chip.is-ready, .composer .attach-chip.is-error')) {
       const name = chip.querySelector('.attach-name')?.textContent ?? '';
       if (seen.has(name)) continue;

@@ -42,7 +42,17 @@
   document.addEventListener('dragover', function (e) {
     if (take(e)) e.preventDefault();
   });
+  // A file's URI never drops into a field as text (the desktop window's
+  // WebKit offers dropped files only as a URI list); the data can only be
+  // read on drop.
+  function localFile(e) {
+    try {
+      return /^file:/m.test((e.dataTransfer && e.dataTransfer.getData('text/uri-list')) || '');
+    } catch (err) {
+      return false;
+    }
+  }
   document.addEventListener('drop', function (e) {
-    if (take(e)) e.preventDefault();
+    if (take(e) || localFile(e)) e.preventDefault();
   });
 })();

@@ -64,7 +64,7 @@ func TestDesktopApp(t *testing.T) {
 			// POST /api/files through the asset server, sent, and served back.
 			"attach-upload selftest.png", "attach-sent chip selftest.png thumb 64x48", "attach-get 200 image/png 64x48",
 			"notify sent",
-			// The window refused to be taken to file:// (navguard_linux.c).
+			// The window refused to be taken to another site (webview_linux.c).
 			"stay wails://",
 			"done"} {
 			if !strings.Contains(out, "selftest PASS "+step) {
@@ -76,6 +76,9 @@ func TestDesktopApp(t *testing.T) {
 		// About card says why.
 		app.WaitOutput(t, `selftest PASS window full .*tray=false \(no tray host.*about=no tray host`, 10*time.Second)
 		seen = append(seen, theme)
+		if !strings.Contains(app.Stderr(), `msg="kept the window on the app" scheme=https`) {
+			t.Error("the navigation guard did not log refusing the self-test's https navigation")
+		}
 		if !strings.Contains(app.Stderr(), "via=bridge") {
 			t.Error("no call was logged as coming through the bridge")
 		}

@@ -61,8 +61,10 @@ func TestDesktopDrop(t *testing.T) {
 	// The photo over the sidebar, well left of the composer: a drop
 	// anywhere in the window is for the message being written.
 	side := x.DragFiles(t, id, wx+left/3, wy+top/2, []string{photo})
-	// The notes over the composer itself.
-	box := x.DragFiles(t, id, wx+left+width/2, wy+top+height/2, []string{notes})
+	// The notes over the message box itself, where a drop of text would
+	// go in as text.
+	bx := app.WaitOutput(t, `selftest PASS box-at (-?\d+) (-?\d+) (\d+) (\d+)`, 20*time.Second)
+	box := x.DragFiles(t, id, wx+atoi(t, bx[1])+atoi(t, bx[3])/2, wy+atoi(t, bx[2])+atoi(t, bx[4])/2, []string{notes})
 	for _, r := range []harness.DropResult{side, box} {
 		if !r.Accepted || !r.Finished || r.Served == 0 {
 			t.Errorf("drop: %+v; want accepted, handed over and finished", r)
@@ -87,6 +89,9 @@ func TestDesktopDrop(t *testing.T) {
 		t.Errorf("third drop: %+v", r)
 	}
 	app.WaitOutput(t, `selftest PASS dropped third\.txt`, 30*time.Second)
+	if fails := harness.Lines(app.Stdout(), "selftest FAIL"); len(fails) > 0 {
+		t.Errorf("after the drops:\n%s", strings.Join(fails, "\n"))
+	}
 	t.Logf("navigations refused after drops: %d", strings.Count(app.Stderr(), `msg="kept the window on the app" scheme=file`))
 	if _, err := os.Stat("/usr/bin/import"); err == nil {
 		time.Sleep(300 * time.Millisecond) // let the chips' thumbnails paint

@@ -69,7 +69,10 @@ func (x *XConn) DragFiles(t testing.TB, target uint32, rootX, rootY int, paths [
 				x.answerSelection(t, ev, atoms, list.String())
 				res.Served++
 			case 33: // ClientMessage
-				if binary.LittleEndian.Uint32(ev[8:]) != atoms[want] {
+				// Only this drag's: to our window, from the target. A late
+				// answer to an earlier drag that gave up must not count.
+				if binary.LittleEndian.Uint32(ev[4:]) != src || binary.LittleEndian.Uint32(ev[8:]) != atoms[want] ||
+					binary.LittleEndian.Uint32(ev[12:]) != target {
 					continue
 				}
 				data := make([]uint32, 5)
