@@ -5,7 +5,7 @@
 // only; images are shown from GET /api/files/{id}, which serves only our
 // re-encoded PNG and JPEG inline.
 
-import { html } from '../vendor/htm-preact/standalone.module.js';
+import { html, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
 import { call, ApiError, isDesktop } from './transport.js';
 
 // The limits until Files.Limits answers (the server's defaults).
@@ -205,4 +205,68 @@ export function pastedName(file, i) {
   const d = new Date();
   const pad = (n) => String(n).padStart(2, '0');
   return `pasted-${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}${i ? '-' + i : ''}.${ext}`;
+}
+
+/** isUploading says whether any of a message's files is still uploading. */
+export function isUploading(files) {
+  return files.some((f) => f.status === 'uploading');
+}
+
+/**
+ * useAttachments holds the files of one message being written: chips
+ * {key, name, size, kind, status: uploading|ready|error, id?, url?, error?,
+ * sent?}. `sent` are the files of a sent message being edited: ready from
+ * the start, and removing one only takes it off the list (the edit unbinds
+ * it; the sweep takes it later). add checks each file against the limits
+ * before uploading it; a refused or failed file becomes a chip that says
+ * why. refuse adds chips for files that never reached the page ({name,
+ * error}).
+ */
+export function useAttachments(sent) {
+  const [files, setFiles] = useState(() => (sent || []).map((a) => ({ ...a, key: 'a' + a.id, status: 'ready', sent: true })));
+  const [lim, setLim] = useState(null);
+  const current = useRef(files);
+  current.current = files;
+  useEffect(() => {
+    let live = true;
+    limits().then((l) => { if (live) setLim(l); });
+    return () => { live = false; };
+  }, []);
+
+  const newKey = () => 'f' + Math.random().toString(36).slice(2);
+  const add = (list) => {
+    let count = current.current.filter((f) => f.status !== 'error').length;
+    const added = [];
+    list.forEach((file, i) => {
+      const name = file.name && file.name !== 'image.png' ? file.name : pastedName(file, i);
+      const key = newKey();
+      const why = check(file, count, lim);
+      const kind = /^image\//.test(file.type) ? 'image' : file.type === 'application/pdf' ? 'pdf' : 'text';
+      if (why) {
+        added.push({ key, name, size: file.size, kind, status: 'error', error: why });
+        return;
+      }
+      count++;
+      added.push({ key, name, size: file.size, kind, status: 'uploading' });
+      upload(file, name).then(
+        (v) => setFiles((fs) => {
+          if (!fs.some((f) => f.key === key)) {
+            removeUpload(v.id); // removed while it uploaded
+            return fs;
+          }
+          return fs.map((f) => (f.key === key ? { ...f, ...v, key, status: 'ready' } : f));
+        }),
+        (err) => setFiles((fs) => fs.map((f) => (f.key === key ? { ...f, status: 'error', error: err.message || 'The upload failed.' } : f))),
+      );
+    });
+    if (added.length) setFiles((fs) => fs.concat(added));
+  };
+  const remove = (item) => {
+    if (item.id && item.status === 'ready' && !item.sent) removeUpload(item.id);
+    setFiles((fs) => fs.filter((f) => f.key !== item.key));
+  };
+  const refuse = (list) => {
+    if (list.length) setFiles((fs) => fs.concat(list.map((r) => ({ key: newKey(), name: r.name, size: 0, kind: 'text', status: 'error', error: r.error }))));
+  };
+  return { files, setFiles, lim, add, remove, refuse };
 }

@@ -6,7 +6,7 @@
 
 import { html, useState, useEffect, useRef, useLayoutEffect } from '../vendor/htm-preact/standalone.module.js';
 import { Icon, toast } from './ui.js';
-import { limits, upload, removeUpload, check, AttachmentList, SmallIcon, filesFrom, pastedName, formatSize, droppedFile } from './attachments.js';
+import { AttachmentList, SmallIcon, filesFrom, formatSize, droppedFile, useAttachments, isUploading } from './attachments.js';
 import { on, isDesktop } from './transport.js';
 import { DictateButton } from './voice.js';
 
@@ -41,13 +41,9 @@ export function isSendKey(e, composing) {
 export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
-  // files: {key, name, size, kind, status: uploading|ready|error, id?, url?, error?}
-  const [files, setFiles] = useState([]);
-  const [lim, setLim] = useState(null);
+  const { files, setFiles, lim, add: addFiles, remove, refuse } = useAttachments();
   const [dragging, setDragging] = useState(false);
   const picker = useRef(null);
-  const filesRef = useRef(files);
-  filesRef.current = files;
   const ta = useRef(null);
   const composing = useRef(false);
   const timer = useRef(0);
@@ -75,45 +71,10 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
 
   useEffect(() => {
     if (autoFocus && ta.current) ta.current.focus({ preventScroll: true });
-    let live = true;
-    limits().then((l) => { if (live) setLim(l); });
-    return () => { live = false; };
   }, []);
 
-  // addFiles checks each file against the limits before uploading it; a
-  // refused or failed file becomes a chip that says why, and the typed text
-  // is never touched.
-  const addFiles = (list) => {
-    let count = filesRef.current.filter((f) => f.status !== 'error').length;
-    const added = [];
-    list.forEach((file, i) => {
-      const name = file.name && file.name !== 'image.png' ? file.name : pastedName(file, i);
-      const key = 'f' + Math.random().toString(36).slice(2);
-      const why = check(file, count, lim);
-      const kind = /^image\//.test(file.type) ? 'image' : file.type === 'application/pdf' ? 'pdf' : 'text';
-      if (why) {
-        added.push({ key, name, size: file.size, kind, status: 'error', error: why });
-        return;
-      }
-      count++;
-      added.push({ key, name, size: file.size, kind, status: 'uploading' });
-      upload(file, name).then(
-        (v) => setFiles((fs) => {
-          if (!fs.some((f) => f.key === key)) {
-            removeUpload(v.id); // removed while it uploaded
-            return fs;
-          }
-          return fs.map((f) => (f.key === key ? { ...f, ...v, key, status: 'ready' } : f));
-        }),
-        (err) => setFiles((fs) => fs.map((f) => (f.key === key ? { ...f, status: 'error', error: err.message || 'The upload failed.' } : f))),
-      );
-    });
-    if (added.length) setFiles((fs) => fs.concat(added));
-  };
-
   const removeFile = (item) => {
-    if (item.id && item.status === 'ready') removeUpload(item.id);
-    setFiles((fs) => fs.filter((f) => f.key !== item.key));
+    remove(item);
     if (ta.current) ta.current.focus({ preventScroll: true });
   };
 
@@ -131,7 +92,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     timer.current = setTimeout(flush, DRAFT_DELAY_MS);
   };
 
-  const uploading = files.some((f) => f.status === 'uploading');
+  const uploading = isUploading(files);
   const ready = files.filter((f) => f.status === 'ready');
 
   const submit = async () => {
@@ -187,7 +148,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   // count; dragover repeats at least twice a second while a drag is over
   // the page, so a missed dragleave clears itself.
   const drops = useRef(null);
-  drops.current = { add: addFiles, allowed: attachAllowed };
+  drops.current = { add: addFiles, refuse, allowed: attachAllowed };
   useEffect(() => {
     let depth = 0;
     let idle = 0;
@@ -235,11 +196,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
       }
       // A folder or an unreadable file becomes a chip that says why, as a
       // refused pick does.
-      const refused = offers.filter((o) => !o.token).map((o) => ({
-        key: 'f' + Math.random().toString(36).slice(2), name: o.name, size: 0, kind: 'text',
-        status: 'error', error: `${o.name} ${o.error || 'could not be attached'}.`,
-      }));
-      if (refused.length) setFiles((fs) => fs.concat(refused));
+      drops.current.refuse(offers.filter((o) => !o.token).map((o) => ({ name: o.name, error: `${o.name} ${o.error || 'could not be attached'}.` })));
       const list = offers.filter((o) => o.token).map(droppedFile);
       if (list.length) drops.current.add(list);
     });
