@@ -486,6 +486,8 @@ export function ChatView({ chatId, narrow }) {
   const regenerate = async () => {
     const fol = follower.current;
     fol.hold();
+    const last = messagesRef.current.filter((m) => m.role === 'assistant').pop();
+    if (last) fol.retire([last.id]);
     try {
       const a = await call('Chats.Regenerate', chatId);
       setMessages((ms) => {
@@ -520,11 +522,14 @@ export function ChatView({ chatId, narrow }) {
     }
   };
 
-  const edit = async (msg, content) => {
+  // edit saves a sent turn; attachments null keeps its files.
+  const edit = async (msg, content, attachments = null) => {
     const fol = follower.current;
     fol.hold();
+    const at = messagesRef.current.findIndex((m) => m.id === msg.id);
+    if (at >= 0) fol.retire(messagesRef.current.slice(at + 1).map((m) => m.id));
     try {
-      const r = await call('Chats.Edit', msg.id, content);
+      const r = await call('Chats.Edit', msg.id, content, attachments);
       setMessages((ms) => {
         const i = ms.findIndex((m) => m.id === msg.id);
         const head = i >= 0 ? ms.slice(0, i) : ms;

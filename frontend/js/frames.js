@@ -338,6 +338,18 @@ export class Follower {
     }
   }
 
+  /**
+   * retire forgets replies an action is about to replace (a regenerate, or
+   * an edit that rewinds the turns after it). Call it after hold(): the
+   * store may give the new reply the id of a deleted one, and its first
+   * frames can arrive before the call returns; they must wait for adopt
+   * instead of going to the old, finished reply, which would drop them
+   * and leave the new one waiting for its first words for ever.
+   */
+  retire(ids) {
+    for (const id of ids) this.states.delete(id);
+  }
+
   /** adopt registers a reply we started; buffered frames are replayed. */
   adopt(state) {
     this.states.set(state.messageId, state);

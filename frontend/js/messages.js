@@ -9,74 +9,26 @@ import { typeset } from './math.js';
 import { ReplyView } from './frames.js';
 import { Icon } from './ui.js';
 import { formatMetrics, metricsTitle, formatDate } from './format.js';
-import { AttachmentList } from './attachments.js';
+import { AttachmentList, SmallIcon, filesFrom, isUploading, useAttachments } from './attachments.js';
 import { ReadAloudButton, readAloud, audioStatus } from './voice.js';
 
 // ---------- User turns ----------
 
 export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted }) {
   const [editing, setEditing] = useState(false);
-  const [text, setText] = useState(msg.content || '');
-  const [saving, setSaving] = useState(false);
-  const ta = useRef(null);
   const editBtn = useRef(null);
-
-  useEffect(() => {
-    if (editing && ta.current) {
-      ta.current.focus();
-      ta.current.setSelectionRange(ta.current.value.length, ta.current.value.length);
-      grow(ta.current);
-    }
-  }, [editing]);
-
-  const start = () => {
-    setText(msg.content || '');
-    setEditing(true);
-  };
   const cancel = () => {
     setEditing(false);
     setTimeout(() => editBtn.current && editBtn.current.focus(), 0);
   };
-  const save = async (e) => {
-    if (e) e.preventDefault();
-    const v = text;
-    if (!v.trim()) return;
-    if (v === msg.content) {
-      cancel();
-      return;
-    }
-    setSaving(true);
-    const ok = await onEdit(msg, v);
-    setSaving(false);
-    if (ok) setEditing(false);
-  };
-  const onKey = (e) => {
-    if (e.key === 'Escape') {
-      e.preventDefault();
-      e.stopPropagation();
-      cancel();
-    } else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
-      save(e);
-    }
-  };
 
   return html`
     <article class=${'msg msg-user' + (highlighted ? ' is-highlighted' : '')} id=${'msg-' + msg.id} aria-label="Your message">
-      ${editing ? html`
-        <form class="msg-edit" onSubmit=${save}>
-          <label class="visually-hidden" for=${'edit-' + msg.id}>Edit your message</label>
-          <textarea id=${'edit-' + msg.id} class="input msg-edit-input" ref=${ta} value=${text}
-            onInput=${(e) => { setText(e.currentTarget.value); grow(e.currentTarget); }} onKeyDown=${onKey}></textarea>
-          <p class="msg-edit-note">Saving starts a new reply; the turns after this one are removed.</p>
-          <div class="msg-edit-actions">
-            <button type="button" class="btn btn-sm" onClick=${cancel}>Cancel</button>
-            <button type="submit" class="btn btn-sm btn-primary" disabled=${saving || !text.trim()}>Save and send</button>
-          </div>
-        </form>` : html`
+      ${editing ? html`<${EditForm} msg=${msg} onEdit=${onEdit} onDone=${() => setEditing(false)} onCancel=${cancel} />` : html`
         ${msg.attachments && msg.attachments.length ? html`<${AttachmentList} items=${msg.attachments} label="Attached files" />` : null}
         ${msg.content ? html`<div class="msg-bubble"><p class="msg-text">${msg.content}</p></div>` : null}
         <div class="msg-actions">
-          <button type="button" class="btn btn-ghost btn-sm" ref=${editBtn} onClick=${start} disabled=${!canEdit}
+          <button type="button" class="btn btn-ghost btn-sm" ref=${editBtn} onClick=${() => setEditing(true)} disabled=${!canEdit}
             title=${canEdit ? 'Edit this message' : 'Wait for the reply to finish'}>
             <${Icon} name="edit" /><span>Edit</span>
           </button>
@@ -85,6 +37,84 @@ export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted }) {
           </button>
         </div>`}
     </article>`;
+}
+
+/**
+ * EditForm edits a sent turn: its text and its files. The files start as
+ * the message's; new ones upload as in the composer. Saving sends the
+ * files only when they changed (null keeps them), and starts a new reply.
+ */
+function EditForm({ msg, onEdit, onDone, onCancel }) {
+  const [text, setText] = useState(msg.content || '');
+  const [saving, setSaving] = useState(false);
+  const { files, lim, add, remove } = useAttachments(msg.attachments);
+  const ta = useRef(null);
+  const picker = useRef(null);
+
+  useEffect(() => {
+    if (ta.current) {
+      ta.current.focus();
+      ta.current.setSelectionRange(ta.current.value.length, ta.current.value.length);
+      grow(ta.current);
+    }
+  }, []);
+
+  const ready = files.filter((f) => f.status === 'ready');
+  const ids = ready.map((f) => f.id);
+  const filesChanged = ids.join(',') !== (msg.attachments || []).map((a) => a.id).join(',');
+  const uploading = isUploading(files);
+  const canSave = (!!text.trim() || ids.length > 0) && !uploading && !saving;
+  const attachAllowed = !lim || lim.allowed !== false;
+
+  const save = async (e) => {
+    if (e) e.preventDefault();
+    if (!canSave) return;
+    if (text === (msg.content || '') && !filesChanged) {
+      onCancel();
+      return;
+    }
+    setSaving(true);
+    const ok = await onEdit(msg, text, filesChanged ? ids : null);
+    setSaving(false);
+    if (ok) onDone();
+  };
+  const onKey = (e) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      onCancel();
+    } else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+      save(e);
+    }
+  };
+  const onPaste = (e) => {
+    const list = filesFrom(e.clipboardData);
+    if (!list.length || !attachAllowed) return;
+    if (!(e.clipboardData.getData('text/plain') || '').trim()) e.preventDefault();
+    add(list);
+  };
+
+  return html`
+    <form class="msg-edit" onSubmit=${save}>
+      <${AttachmentList} items=${files} onRemove=${remove} label="Files of this message" />
+      <label class="visually-hidden" for=${'edit-' + msg.id}>Edit your message</label>
+      <textarea id=${'edit-' + msg.id} class="input msg-edit-input" ref=${ta} value=${text}
+        onInput=${(e) => { setText(e.currentTarget.value); grow(e.currentTarget); }} onKeyDown=${onKey} onPaste=${onPaste}></textarea>
+      <p class="msg-edit-note">Saving starts a new reply; the turns after this one are removed.</p>
+      <div class="msg-edit-actions">
+        <input type="file" multiple class="visually-hidden" tabindex="-1" aria-hidden="true" ref=${picker}
+          accept=${lim ? lim.accept : undefined} id=${'edit-file-' + msg.id}
+          onChange=${(e) => { add([...e.currentTarget.files]); e.currentTarget.value = ''; }} />
+        <button type="button" class="btn btn-sm btn-ghost" disabled=${!attachAllowed} aria-label="Attach files"
+          title=${attachAllowed ? 'Attach files' : 'You are not allowed to attach files'}
+          onClick=${() => picker.current && picker.current.click()}>
+          <${SmallIcon} name="clip" />
+        </button>
+        <span class="spacer"></span>
+        <button type="button" class="btn btn-sm" onClick=${onCancel}>Cancel</button>
+        <button type="submit" class="btn btn-sm btn-primary" disabled=${!canSave}>Save and send</button>
+      </div>
+    </form>`;
 }
 
 export function grow(el) {

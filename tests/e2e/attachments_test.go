@@ -137,5 +137,30 @@ func TestAttachmentsInChromium(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("editing a sent turn changes its files", func(t *testing.T) {
+		const lastUser = `[...document.querySelectorAll('.msg-user')].pop()`
+		a.clickXPath(`(//article[contains(@class,'msg-user')])[last()]//button[contains(., 'Edit')]`)
+		a.waitJS(lastUser + `.querySelectorAll('.msg-edit .attach-chip').length === 2`)
+		// The PDF goes, a text file comes.
+		a.js(`[...` + lastUser + `.querySelectorAll('.msg-edit .attach-chip')].find((c) => c.innerText.includes('text.pdf')).querySelector('.attach-remove').click()`)
+		id := a.str(lastUser + `.id.replace('msg-', '')`)
+		a.do(chromedp.SetUploadFiles(chromedp.CSS(`#edit-file-`+id), []string{fixturePath("latin1.txt")}))
+		a.waitJS(lastUser + `.querySelectorAll('.msg-edit .attach-chip.is-ready').length === 2`)
+		a.llm.Enqueue(fakellm.Stream("A menu ", "this time."))
+		a.clickXPath(`(//article[contains(@class,'msg-user')])[last()]//form[contains(@class,'msg-edit')]//button[@type='submit']`)
+		a.waitJS(`(() => { const m = ` + lastUser + `; return !m.querySelector('.msg-edit') && m.innerText.includes('opaque.png') && m.innerText.includes('latin1.txt') && !m.innerText.includes('text.pdf'); })()`)
+		a.waitReplyIdle()
+		var body string
+		for _, r := range a.llm.Requests() {
+			if r.Path == "/v1/chat/completions" && r.JSON["stream"] == true && strings.Contains(string(r.Body), "What are these?") {
+				body = string(r.Body)
+			}
+		}
+		if !strings.Contains(body, `latin1.txt`) || strings.Contains(body, `text.pdf`) {
+			t.Errorf("the request after the edit: %.600s", body)
+		}
+		a.shot("edited-files")
+	})
 	a.pe.check(t)
 }
