@@ -66,6 +66,14 @@ func (a *chatApp) waitReplyIdle() {
 
 func TestChatInChromium(t *testing.T) {
 	a := newChatApp(t)
+	// Titles read like titles (this test's first screenshot is in the
+	// README); every other request gets the fake's usual reply.
+	a.llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		if strings.Contains(string(r.Body), "You write titles") {
+			return fakellm.Stream("Code and a little maths")
+		}
+		return fakellm.Fixture("stream-no-reasoning")
+	}))
 
 	t.Run("send and stream with reasoning, code and math", func(t *testing.T) {
 		a.llm.Enqueue(fakellm.NewStream().Reasoning("Considering ", "the question.").
@@ -80,7 +88,7 @@ func TestChatInChromium(t *testing.T) {
 		}
 		a.waitJS(`!!document.querySelector('.msg-assistant .katex')`)
 		a.waitJS(`document.querySelector('.msg-assistant details.reasoning')?.innerText.includes('Reasoning')`)
-		a.shot("reply")
+		a.shotAs("chat-reply.png") // in the README
 	})
 
 	t.Run("stop keeps what arrived", func(t *testing.T) {

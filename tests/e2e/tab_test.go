@@ -146,18 +146,24 @@ func navigatedAway(err error) bool {
 // $LEMBAS_ARTIFACTS gathers every test's screenshots in one folder and
 // each subtest's "failure" must not replace the last one's.
 func (p *tab) shot(name string) {
-	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
-	if err != nil {
-		p.t.Logf("screenshot %s: %v", name, err)
-		return
-	}
 	parts := []string{strings.ReplaceAll(p.t.Name(), "/", "-")}
 	if p.name != "" {
 		parts = append(parts, p.name)
 	}
-	f := filepath.Join(harness.ArtifactDir(p.t), strings.Join(append(parts, name), "-")+".png")
+	p.shotAs(strings.Join(append(parts, name), "-") + ".png")
+}
+
+// shotAs saves a screenshot under exactly file: the README's pictures,
+// which `make screenshots` takes again into docs/screenshots.
+func (p *tab) shotAs(file string) {
+	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		p.t.Logf("screenshot %s: %v", file, err)
+		return
+	}
+	f := filepath.Join(harness.ArtifactDir(p.t), file)
 	if err := os.WriteFile(f, png, 0o644); err != nil {
 		p.t.Error(err)
 		return
