@@ -37,6 +37,21 @@ static gboolean lembas_decide(WebKitWebView *view, WebKitPolicyDecision *decisio
 // Wails' own EnableFileDrop, whose "DD:" message any script can forge.
 static GdkDragContext *lembas_drag = NULL;
 static gchar **lembas_uris = NULL;
+static GdkDragContext *lembas_dropped = NULL; // dropped before its list came
+
+static void lembas_deliver(gchar **uris) {
+	guint n = g_strv_length(uris);
+	char **paths = g_new0(char *, n + 1);
+	int count = 0;
+	for (guint i = 0; i < n; i++) {
+		gchar *p = g_filename_from_uri(uris[i], NULL, NULL); // NULL unless file://
+		if (p != NULL)
+			paths[count++] = p;
+	}
+	if (count > 0)
+		lembasFilesDropped(paths, count);
+	g_strfreev(paths);
+}
 
 static void lembas_forget(void) {
 	g_strfreev(lembas_uris);
@@ -51,28 +66,31 @@ static void lembas_data(GtkWidget *w, GdkDragContext *ctx, gint x, gint y, GtkSe
 	gchar **uris = data ? gtk_selection_data_get_uris(data) : NULL;
 	if (uris == NULL)
 		return; // some other type WebKit asked for
+	if (lembas_dropped != NULL && lembas_dropped == ctx) {
+		// WebKit asked only once the drop had happened.
+		g_object_unref(lembas_dropped);
+		lembas_dropped = NULL;
+		lembas_deliver(uris);
+		g_strfreev(uris);
+		return;
+	}
 	lembas_forget();
 	lembas_uris = uris;
 	lembas_drag = g_object_ref(ctx);
 }
 
 static gboolean lembas_drop(GtkWidget *w, GdkDragContext *ctx, gint x, gint y, guint time, gpointer user) {
+	if (lembas_dropped != NULL)
+		g_object_unref(lembas_dropped);
+	lembas_dropped = NULL;
 	if (lembas_drag != ctx || lembas_uris == NULL) {
-		lembas_forget(); // a list from another drag, or none
+		// No list of this drag's yet: take it if WebKit asks for it now.
+		lembas_forget();
+		lembas_dropped = g_object_ref(ctx);
 		return FALSE;
 	}
-	guint n = g_strv_length(lembas_uris);
-	char **paths = g_new0(char *, n + 1);
-	int count = 0;
-	for (guint i = 0; i < n; i++) {
-		gchar *p = g_filename_from_uri(lembas_uris[i], NULL, NULL); // NULL unless file://
-		if (p != NULL)
-			paths[count++] = p;
-	}
+	lembas_deliver(lembas_uris);
 	lembas_forget();
-	if (count > 0)
-		lembasFilesDropped(paths, count);
-	g_strfreev(paths);
 	return FALSE; // WebKit goes on with its own drop, which the page cancels
 }
 
