@@ -85,16 +85,23 @@ function isTheme(t) {
 // Unread: the server marks a chat unread when its reply ends; the chat the
 // reader is looking at (page visible) is marked read straight away.
 let marking = 0;
-function markOpenChatRead() {
+function markOpenChatRead(again = true) {
   const { openChatId } = getState();
   if (!openChatId || document.hidden || marking === openChatId) return;
   const s = chatSummary(openChatId);
   if (!s || !s.unread) return;
   marking = openChatId;
+  let marked = false;
   call('Chats.MarkRead', openChatId).then(
-    () => refreshChats(),
+    () => { marked = true; return refreshChats(); },
     (err) => console.warn('lembas: could not mark the chat read:', err.message),
-  ).finally(() => { marking = 0; });
+  ).finally(() => {
+    marking = 0;
+    // A reply that finished while this call was out marked the chat
+    // unread again, and the refresh that showed it was skipped above:
+    // look once more.
+    if (marked && again) markOpenChatRead(false);
+  });
 }
 
 function wireEvents() {

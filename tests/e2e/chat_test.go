@@ -89,6 +89,9 @@ func TestChatInChromium(t *testing.T) {
 		a.waitJS(`!!document.querySelector('.msg-assistant .katex')`)
 		a.waitJS(`document.querySelector('.msg-assistant details.reasoning')?.innerText.includes('Reasoning')`)
 		a.shotAs("chat-reply.png") // in the README
+		// The open chat is read: its row loses the unread dot once the
+		// reply is in, even when the reply finished during a MarkRead.
+		a.waitJS(`!!document.querySelector('.chat-row.is-active') && !document.querySelector('.chat-row.is-active.is-unread')`)
 	})
 
 	t.Run("stop keeps what arrived", func(t *testing.T) {
