@@ -18,7 +18,6 @@ import (
 	"syscall"
 
 	"github.com/wailsapp/wails/v2"
-	"github.com/wailsapp/wails/v2/pkg/menu"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
 	"github.com/wailsapp/wails/v2/pkg/options/linux"
@@ -119,7 +118,6 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 		},
 		BackgroundColour: &options.RGBA{R: 0x17, G: 0x18, B: 0x1c, A: 0xff},
 		Bind:             []any{bridge},
-		Menu:             appMenu(),
 		Logger:           wailsLogger{log},
 		OnStartup: func(wctx context.Context) {
 			d.start(wctx)
@@ -335,17 +333,6 @@ func (d *desktop) handoff(m single.Message) {
 		d.leaveQuick(false)
 	}
 	d.core.Bus.Publish(events.Event{Topic: "handoff", UserID: d.core.Owner.ID, Data: m.Args})
-}
-
-// appMenu is the native menu bar: on macOS the standard app menu (About,
-// Hide, Quit with Cmd+Q) and the Edit menu, without which Cmd+C, Cmd+V and
-// the other edit shortcuts do nothing in a web view there. Elsewhere none:
-// on Linux Wails' menu is a GTK menubar inside the window (see NOTES).
-func appMenu() *menu.Menu {
-	if runtime.GOOS != "darwin" {
-		return nil
-	}
-	return menu.NewMenuFromItems(menu.AppMenu(), menu.EditMenu(), menu.WindowMenu())
 }
 
 // openInBrowser opens a vetted link with the desktop's opener. The URL is
