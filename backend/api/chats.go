@@ -234,8 +234,24 @@ func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, atta
 		return TurnView{}, err
 	}
 	if len(attachments) > 0 {
-		if err := c.deps.require(ctx, auth.FilesUpload); err != nil {
+		// Keeping some of the turn's own files needs no permission; adding
+		// one does (so that losing files.upload does not lock a turn's
+		// files in place).
+		have, err := c.deps.DB.AttachmentsOf(ctx, user(ctx), []ids.MessageID{id})
+		if err != nil {
 			return TurnView{}, err
+		}
+		own := map[ids.AttachmentID]bool{}
+		for _, a := range have[id] {
+			own[a.ID] = true
+		}
+		for _, a := range attachments {
+			if !own[a] {
+				if err := c.deps.require(ctx, auth.FilesUpload); err != nil {
+					return TurnView{}, err
+				}
+				break
+			}
 		}
 	}
 	t, err := c.deps.Chat.Edit(ctx, user(ctx), id, content, attachments)

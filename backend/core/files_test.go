@@ -560,3 +560,45 @@ func TestStorageQuota(t *testing.T) {
 		t.Errorf("%d files on disk, want 2", len(entries))
 	}
 }
+
+// TestEditKeepsFilesWithoutUploadPermission: a member who may no longer
+// upload can still take a file off a sent turn (keeping the other), but
+// cannot put a new one on it.
+func TestEditKeepsFilesWithoutUploadPermission(t *testing.T) {
+	w := newFilesWeb(t, false)
+	llm := fakellm.New(t)
+	admin, member := newClient(), newClient()
+	w.signUp(admin, "gandalf", "you-shall-not-pass")
+	w.call(admin, "Admin.SetSettings", map[string]string{"signUpMode": "open"})
+	w.call(admin, "Connections.Create", map[string]any{"name": "shared", "baseUrl": llm.URL()})
+	w.signUp(member, "sam", "po-tay-toes-boiled")
+	var models []struct{ ID int64 }
+	_, body := w.call(member, "Models.Picker")
+	json.Unmarshal([]byte(body), &models)
+	if len(models) == 0 {
+		t.Fatalf("no model: %s", body)
+	}
+	_, a, _ := w.upload(member, "a.txt", []byte("Bag End\n"))
+	_, b, _ := w.upload(member, "b.txt", []byte("Bywater\n"))
+	code, body := w.call(member, "Chats.Send", map[string]any{"modelId": models[0].ID, "content": "hi", "attachments": []ids.AttachmentID{a.ID, b.ID}})
+	var turn struct{ User struct{ ID int64 } }
+	if code != 200 || json.Unmarshal([]byte(body), &turn) != nil {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	_, c, _ := w.upload(member, "c.txt", []byte("Hobbiton\n"))
+
+	w.call(admin, "Admin.SetBaseline", []string{"chat.create"})
+	if code, body := w.call(member, "Chats.Edit", turn.User.ID, "hi", []ids.AttachmentID{a.ID, c.ID}); code != 403 {
+		t.Errorf("adding a file without files.upload: %d %s, want 403", code, body)
+	}
+	// The first reply may still be streaming: an edit waits for it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code, body := w.call(member, "Chats.Edit", turn.User.ID, "hi again", []ids.AttachmentID{a.ID})
+		if code == 200 {
+			break
+		}
+		if code != 409 || time.Now().After(deadline) {
+			t.Fatalf("keeping one of the turn's own files: %d %s", code, body)
+		}
+	}
+}

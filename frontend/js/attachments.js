@@ -221,16 +221,29 @@ export function isUploading(files) {
  * before uploading it; a refused or failed file becomes a chip that says
  * why. refuse adds chips for files that never reached the page ({name,
  * error}).
+ *
+ * With discard, uploads still unsent when the component goes away are
+ * deleted (an edit that was cancelled), unless keep() was called (it was
+ * saved); otherwise they would count against the pending-upload limit
+ * until the sweep.
  */
-export function useAttachments(sent) {
+export function useAttachments(sent, { discard = false } = {}) {
   const [files, setFiles] = useState(() => (sent || []).map((a) => ({ ...a, key: 'a' + a.id, status: 'ready', sent: true })));
   const [lim, setLim] = useState(null);
   const current = useRef(files);
   current.current = files;
+  const gone = useRef(false);
+  const kept = useRef(false);
   useEffect(() => {
     let live = true;
     limits().then((l) => { if (live) setLim(l); });
-    return () => { live = false; };
+    return () => {
+      live = false;
+      gone.current = true;
+      if (discard && !kept.current) {
+        for (const f of current.current) if (f.id && f.status === 'ready' && !f.sent) removeUpload(f.id);
+      }
+    };
   }, []);
 
   const newKey = () => 'f' + Math.random().toString(36).slice(2);
@@ -249,13 +262,19 @@ export function useAttachments(sent) {
       count++;
       added.push({ key, name, size: file.size, kind, status: 'uploading' });
       upload(file, name).then(
-        (v) => setFiles((fs) => {
-          if (!fs.some((f) => f.key === key)) {
-            removeUpload(v.id); // removed while it uploaded
-            return fs;
+        (v) => {
+          if (gone.current) {
+            if (discard && !kept.current) removeUpload(v.id); // finished after a cancelled edit
+            return;
           }
-          return fs.map((f) => (f.key === key ? { ...f, ...v, key, status: 'ready' } : f));
-        }),
+          setFiles((fs) => {
+            if (!fs.some((f) => f.key === key)) {
+              removeUpload(v.id); // removed while it uploaded
+              return fs;
+            }
+            return fs.map((f) => (f.key === key ? { ...f, ...v, key, status: 'ready' } : f));
+          });
+        },
         (err) => setFiles((fs) => fs.map((f) => (f.key === key ? { ...f, status: 'error', error: err.message || 'The upload failed.' } : f))),
       );
     });
@@ -268,5 +287,30 @@ export function useAttachments(sent) {
   const refuse = (list) => {
     if (list.length) setFiles((fs) => fs.concat(list.map((r) => ({ key: newKey(), name: r.name, size: 0, kind: 'text', status: 'error', error: r.error }))));
   };
-  return { files, setFiles, lim, add, remove, refuse };
+  const keep = () => { kept.current = true; };
+  return { files, setFiles, lim, add, remove, refuse, keep };
+}
+
+// While a sent turn is being edited, files dropped anywhere in the window
+// go to that edit rather than to the composer (the last editor opened
+// wins). The composer owns the window's drop listeners and asks here.
+const dropTargets = [];
+
+/** useDropTarget makes add the receiver of dropped files while mounted. */
+export function useDropTarget(add) {
+  const current = useRef(add);
+  current.current = add;
+  useEffect(() => {
+    const target = (list) => current.current(list);
+    dropTargets.push(target);
+    return () => {
+      const i = dropTargets.indexOf(target);
+      if (i >= 0) dropTargets.splice(i, 1);
+    };
+  }, []);
+}
+
+/** dropTarget is the open editor's receiver of dropped files, or null. */
+export function dropTarget() {
+  return dropTargets[dropTargets.length - 1] || null;
 }

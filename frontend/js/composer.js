@@ -6,7 +6,7 @@
 
 import { html, useState, useEffect, useRef, useLayoutEffect } from '../vendor/htm-preact/standalone.module.js';
 import { Icon, toast } from './ui.js';
-import { AttachmentList, SmallIcon, filesFrom, formatSize, droppedFile, useAttachments, isUploading } from './attachments.js';
+import { AttachmentList, SmallIcon, filesFrom, formatSize, droppedFile, useAttachments, isUploading, dropTarget } from './attachments.js';
 import { on, isDesktop } from './transport.js';
 import { DictateButton } from './voice.js';
 
@@ -182,7 +182,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
       const list = filesFrom(e.dataTransfer);
       if (!list.length) return;
       e.preventDefault();
-      drops.current.add(list);
+      (dropTarget() || drops.current.add)(list);
     };
     const listeners = [['dragenter', enter], ['dragleave', leave], ['dragover', over], ['drop', drop], ['dragend', stop]];
     for (const [name, f] of listeners) window.addEventListener(name, f);
@@ -195,9 +195,16 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
         return;
       }
       // A folder or an unreadable file becomes a chip that says why, as a
-      // refused pick does.
-      drops.current.refuse(offers.filter((o) => !o.token).map((o) => ({ name: o.name, error: `${o.name} ${o.error || 'could not be attached'}.` })));
+      // refused pick does (a toast while a sent turn is being edited).
+      const refused = offers.filter((o) => !o.token).map((o) => ({ name: o.name, error: `${o.name} ${o.error || 'could not be attached'}.` }));
       const list = offers.filter((o) => o.token).map(droppedFile);
+      const editing = dropTarget();
+      if (editing) {
+        for (const r of refused) toast(r.error, { error: true });
+        if (list.length) editing(list);
+        return;
+      }
+      drops.current.refuse(refused);
       if (list.length) drops.current.add(list);
     });
     return () => {

@@ -364,7 +364,14 @@ export class Follower {
 
   frame(f) {
     if (this.closed || !f || f.chatId !== this.chatId) return;
-    const st = this.states.get(f.messageId);
+    let st = this.states.get(f.messageId);
+    if (st && st.final && f.status === 'streaming') {
+      // A finished reply gets no more streaming frames: this is a new
+      // reply under a reused id (a regenerate or an edit, perhaps from
+      // another device; see retire). Treat it as unknown.
+      this.states.delete(f.messageId);
+      st = undefined;
+    }
     if (!st) {
       if (this.holding > 0 || this.snapshotting) {
         if (!this.buffer.has(f.messageId)) this.buffer.set(f.messageId, []);

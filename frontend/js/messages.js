@@ -7,9 +7,9 @@ import { html, Component, useState, useEffect, useRef } from '../vendor/htm-prea
 import { setSanitised } from './html.js';
 import { typeset } from './math.js';
 import { ReplyView } from './frames.js';
-import { Icon } from './ui.js';
+import { Icon, toast } from './ui.js';
 import { formatMetrics, metricsTitle, formatDate } from './format.js';
-import { AttachmentList, SmallIcon, filesFrom, isUploading, useAttachments } from './attachments.js';
+import { AttachmentList, SmallIcon, filesFrom, isUploading, useAttachments, useDropTarget } from './attachments.js';
 import { ReadAloudButton, readAloud, audioStatus } from './voice.js';
 
 // ---------- User turns ----------
@@ -47,7 +47,8 @@ export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted }) {
 function EditForm({ msg, onEdit, onDone, onCancel }) {
   const [text, setText] = useState(msg.content || '');
   const [saving, setSaving] = useState(false);
-  const { files, lim, add, remove } = useAttachments(msg.attachments);
+  const { files, lim, add, remove, keep } = useAttachments(msg.attachments, { discard: true });
+  useDropTarget(add);
   const ta = useRef(null);
   const picker = useRef(null);
 
@@ -68,6 +69,10 @@ function EditForm({ msg, onEdit, onDone, onCancel }) {
 
   const save = async (e) => {
     if (e) e.preventDefault();
+    if (uploading) {
+      toast('Wait for the files to finish uploading.');
+      return;
+    }
     if (!canSave) return;
     if (text === (msg.content || '') && !filesChanged) {
       onCancel();
@@ -76,7 +81,10 @@ function EditForm({ msg, onEdit, onDone, onCancel }) {
     setSaving(true);
     const ok = await onEdit(msg, text, filesChanged ? ids : null);
     setSaving(false);
-    if (ok) onDone();
+    if (ok) {
+      keep();
+      onDone();
+    }
   };
   const onKey = (e) => {
     if (e.key === 'Escape') {

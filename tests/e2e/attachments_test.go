@@ -147,6 +147,20 @@ func TestAttachmentsInChromium(t *testing.T) {
 		id := a.str(lastUser + `.id.replace('msg-', '')`)
 		a.do(chromedp.SetUploadFiles(chromedp.CSS(`#edit-file-`+id), []string{fixturePath("latin1.txt")}))
 		a.waitJS(lastUser + `.querySelectorAll('.msg-edit .attach-chip.is-ready').length === 2`)
+		// A file dropped while editing goes to the edit, not the composer;
+		// it is removed again before saving.
+		a.js(`(() => {
+			const dt = new DataTransfer();
+			dt.items.add(new File(['second breakfast\n'], 'dropped-in-edit.txt', { type: 'text/plain' }));
+			document.querySelector('#main').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+			return true;
+		})()`)
+		a.waitJS(`[...` + lastUser + `.querySelectorAll('.msg-edit .attach-chip.is-ready')].some((c) => c.innerText.includes('dropped-in-edit.txt'))`)
+		if n := a.js(`document.querySelectorAll('.composer .attach-chip').length`); n != float64(0) {
+			t.Errorf("the drop went to the composer too: %v chips there", n)
+		}
+		a.js(`[...` + lastUser + `.querySelectorAll('.msg-edit .attach-chip')].find((c) => c.innerText.includes('dropped-in-edit.txt')).querySelector('.attach-remove').click()`)
+		a.waitJS(lastUser + `.querySelectorAll('.msg-edit .attach-chip').length === 2`)
 		a.llm.Enqueue(fakellm.Stream("A menu ", "this time."))
 		a.clickXPath(`(//article[contains(@class,'msg-user')])[last()]//form[contains(@class,'msg-edit')]//button[@type='submit']`)
 		a.waitJS(`(() => { const m = ` + lastUser + `; return !m.querySelector('.msg-edit') && m.innerText.includes('opaque.png') && m.innerText.includes('latin1.txt') && !m.innerText.includes('text.pdf'); })()`)
