@@ -118,8 +118,17 @@ func TestDesktopApp(t *testing.T) {
 			harness.Must(t, os.WriteFile(filepath.Join(dataDir, "window.json"), []byte(`{"width":1000,"height":700,"x":20,"y":20}`), 0o600), "write window state")
 		}
 	}
-	if got := notes.Notes(); len(got) < 2 || got[0].App != "LLeMbas" || got[0].Summary != "Self-test" {
-		t.Errorf("notifications received: %+v", got)
+	// One self-test notification per run. On a loaded machine the
+	// self-test's chat may also finish after it has moved on to another
+	// chat, which rightly notifies too ("The reply is ready").
+	selfTest := 0
+	for _, n := range notes.Notes() {
+		if n.App == "LLeMbas" && n.Summary == "Self-test" {
+			selfTest++
+		}
+	}
+	if selfTest < 2 {
+		t.Errorf("notifications received: %+v; want the self-test's from each run", notes.Notes())
 	}
 	if len(seen) != 2 || seen[0] == seen[1] {
 		t.Errorf("themes shown: %v, want both", seen)
