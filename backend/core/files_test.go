@@ -566,21 +566,10 @@ func TestStorageQuota(t *testing.T) {
 // cannot put a new one on it.
 func TestEditKeepsFilesWithoutUploadPermission(t *testing.T) {
 	w := newFilesWeb(t, false)
-	llm := fakellm.New(t)
-	admin, member := newClient(), newClient()
-	w.signUp(admin, "gandalf", "you-shall-not-pass")
-	w.call(admin, "Admin.SetSettings", map[string]string{"signUpMode": "open"})
-	w.call(admin, "Connections.Create", map[string]any{"name": "shared", "baseUrl": llm.URL()})
-	w.signUp(member, "sam", "po-tay-toes-boiled")
-	var models []struct{ ID int64 }
-	_, body := w.call(member, "Models.Picker")
-	json.Unmarshal([]byte(body), &models)
-	if len(models) == 0 {
-		t.Fatalf("no model: %s", body)
-	}
+	admin, member, model := adminAndMember(t, w, fakellm.New(t))
 	_, a, _ := w.upload(member, "a.txt", []byte("Bag End\n"))
 	_, b, _ := w.upload(member, "b.txt", []byte("Bywater\n"))
-	code, body := w.call(member, "Chats.Send", map[string]any{"modelId": models[0].ID, "content": "hi", "attachments": []ids.AttachmentID{a.ID, b.ID}})
+	code, body := w.call(member, "Chats.Send", map[string]any{"modelId": model, "content": "hi", "attachments": []ids.AttachmentID{a.ID, b.ID}})
 	var turn struct{ User struct{ ID int64 } }
 	if code != 200 || json.Unmarshal([]byte(body), &turn) != nil {
 		t.Fatalf("send: %d %s", code, body)

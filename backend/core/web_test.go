@@ -614,23 +614,30 @@ func TestSecretsNeverLeave(t *testing.T) {
 	}
 }
 
-// Admins configure the instance; they do not read other people's chats.
-func TestAdminsDoNotReachOthersPrivateData(t *testing.T) {
-	w := newWeb(t, webOptions{})
-	llm := fakellm.New(t)
-	admin, member := newClient(), newClient()
+// adminAndMember signs up an administrator (gandalf), opens sign-ups, adds
+// a shared connection to llm and signs up a member (sam); it returns both
+// and the first model the member may pick.
+func adminAndMember(t *testing.T, w *web, llm *fakellm.Server) (admin, member *http.Client, model int64) {
+	t.Helper()
+	admin, member = newClient(), newClient()
 	w.signUp(admin, "gandalf", "you-shall-not-pass")
 	w.call(admin, "Admin.SetSettings", map[string]string{"signUpMode": "open"})
 	w.call(admin, "Connections.Create", map[string]any{"name": "shared", "baseUrl": llm.URL()})
 	w.signUp(member, "sam", "po-tay-toes-boiled")
-
 	_, body := w.call(member, "Models.Picker")
 	var models []struct{ ID int64 }
 	json.Unmarshal([]byte(body), &models)
 	if len(models) == 0 {
 		t.Fatalf("the member sees no shared model: %s", body)
 	}
-	code, body := w.call(member, "Chats.Send", map[string]any{"modelId": models[0].ID, "content": "my secret garden plans"})
+	return admin, member, models[0].ID
+}
+
+// Admins configure the instance; they do not read other people's chats.
+func TestAdminsDoNotReachOthersPrivateData(t *testing.T) {
+	w := newWeb(t, webOptions{})
+	admin, member, model := adminAndMember(t, w, fakellm.New(t))
+	code, body := w.call(member, "Chats.Send", map[string]any{"modelId": model, "content": "my secret garden plans"})
 	if code != 200 {
 		t.Fatalf("member's send: %d %s", code, body)
 	}
