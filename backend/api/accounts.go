@@ -310,12 +310,15 @@ func (a *Admin) groupView(ctx context.Context, g store.Group) (GroupView, error)
 	return v, nil
 }
 
-func checkGroupName(name string) (string, error) {
+// checkGroup checks what an administrator typed for a group: the name,
+// trimmed, and the permissions.
+func checkGroup(name string, permissions []string) (string, []auth.Permission, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > 64 {
-		return "", apperr.New(apperr.Invalid, "A group name is 1 to 64 characters.")
+		return "", nil, apperr.New(apperr.Invalid, "A group name is 1 to 64 characters.")
 	}
-	return name, nil
+	perms, err := auth.CheckPermissions(permissions)
+	return name, perms, err
 }
 
 // CreateGroup adds a group granting permissions.
@@ -323,11 +326,7 @@ func (a *Admin) CreateGroup(ctx context.Context, name string, permissions []stri
 	if err := requireAdmin(ctx); err != nil {
 		return GroupView{}, err
 	}
-	name, err := checkGroupName(name)
-	if err != nil {
-		return GroupView{}, err
-	}
-	perms, err := auth.CheckPermissions(permissions)
+	name, perms, err := checkGroup(name, permissions)
 	if err != nil {
 		return GroupView{}, err
 	}
@@ -350,11 +349,7 @@ func (a *Admin) UpdateGroup(ctx context.Context, id ids.GroupID, name string, pe
 	if err := requireAdmin(ctx); err != nil {
 		return GroupView{}, err
 	}
-	name, err := checkGroupName(name)
-	if err != nil {
-		return GroupView{}, err
-	}
-	perms, err := auth.CheckPermissions(permissions)
+	name, perms, err := checkGroup(name, permissions)
 	if err != nil {
 		return GroupView{}, err
 	}
