@@ -23,15 +23,7 @@ func (w *web) transcribe(c *http.Client, audio []byte) (int, string) {
 	fw, _ := mw.CreateFormFile("file", "dictation.webm")
 	fw.Write(audio)
 	mw.Close()
-	req, _ := http.NewRequest("POST", w.srv.URL+"/api/audio/transcribe", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := c.Do(req)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return w.postForm(c, "/api/audio/transcribe", &body, mw)
 }
 
 func (w *web) speech(c *http.Client, text string) (*http.Response, string) {

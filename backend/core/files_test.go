@@ -61,7 +61,17 @@ func (w *web) upload(c *http.Client, name string, data []byte) (int, api.Attachm
 	}
 	fw.Write(data)
 	mw.Close()
-	req, _ := http.NewRequest("POST", w.srv.URL+"/api/files", &body)
+	code, b := w.postForm(c, "/api/files", &body, mw)
+	var v api.AttachmentView
+	json.Unmarshal([]byte(b), &v)
+	return code, v, b
+}
+
+// postForm posts a finished multipart body to path and returns the
+// status and the answer.
+func (w *web) postForm(c *http.Client, path string, body *bytes.Buffer, mw *multipart.Writer) (int, string) {
+	w.t.Helper()
+	req, _ := http.NewRequest("POST", w.srv.URL+path, body)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	resp, err := c.Do(req)
 	if err != nil {
@@ -69,9 +79,7 @@ func (w *web) upload(c *http.Client, name string, data []byte) (int, api.Attachm
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var v api.AttachmentView
-	json.Unmarshal(b, &v)
-	return resp.StatusCode, v, string(b)
+	return resp.StatusCode, string(b)
 }
 
 func (w *web) fetch(c *http.Client, method, path string) (*http.Response, []byte) {
