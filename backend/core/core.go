@@ -327,6 +327,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		},
 		Avatars:     api.AvatarStore{DB: c.DB},
 		Attachments: api.FileRoutes{Deps: c.deps},
+		SelfTest:    c.Config.SelfTest,
 	}
 	if desktop {
 		opt.Caller = func(*http.Request) (api.Caller, error) { return c.OwnerCaller(), nil }
