@@ -60,6 +60,11 @@ func (h *handler) guard(next http.Handler) http.Handler {
 				}
 				return
 			}
+			// Headers set for the body that never came would describe the
+			// error instead (a Content-Length, a download's file name).
+			for _, k := range []string{"Content-Length", "Content-Disposition", "Content-Encoding", "Content-Range", "ETag", "Last-Modified"} {
+				w.Header().Del(k)
+			}
 			h.fail(w, r, apperr.Wrap(apperr.Internal, fmt.Errorf("panic: %v", p), "panic in %s %s", r.Method, r.URL.Path))
 		}()
 		next.ServeHTTP(sw, r)

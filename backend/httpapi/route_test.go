@@ -122,6 +122,30 @@ func TestPanicAfterHeadersAbortsTheConnection(t *testing.T) {
 	}
 }
 
+// TestPanicBeforeTheBodyDropsItsHeaders: headers a route set for the body
+// it never sent (a length, a download name) must not describe the error.
+func TestPanicBeforeTheBodyDropsItsHeaders(t *testing.T) {
+	hh := &handler{opt: Options{Log: slog.New(slog.DiscardHandler)}}
+	srv := httptest.NewServer(hh.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100000")
+		w.Header().Set("Content-Disposition", `attachment; filename="big.bin"`)
+		panic("before the body")
+	})))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(b), `"kind":"internal"`) {
+		t.Errorf("%d %q %v, want a whole 500 internal answer", resp.StatusCode, b, err)
+	}
+	if d := resp.Header.Get("Content-Disposition"); d != "" {
+		t.Errorf("the error came as a download: %s", d)
+	}
+}
+
 // TestEveryRouteGoesThroughTheAdapter: a route registered on the mux
 // directly would run without recover in the desktop app.
 func TestEveryRouteGoesThroughTheAdapter(t *testing.T) {
