@@ -219,6 +219,7 @@ beside a running app.`,
 			defer db.Close()
 			fmt.Fprintf(w, " (%s)\n", humanBytes(db.Size()))
 			fmt.Fprintf(w, "key:         %s\n", core.Describe(cmd.Context(), db))
+			fmt.Fprintf(w, "key check:   %s\n", core.CheckKey(cmd.Context(), cfg, db, nil))
 			if counts, err := db.Counts(cmd.Context()); err != nil {
 				fmt.Fprintf(w, "rows:        unavailable (%v)\n", err)
 			} else {

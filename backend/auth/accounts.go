@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/apperr"
@@ -192,7 +193,19 @@ func displayName(display, username string) (string, error) {
 	if !utf8.ValidString(display) || utf8.RuneCountInString(display) > 64 {
 		return "", apperr.New(apperr.Invalid, "The display name must be text of at most 64 characters.")
 	}
+	if strings.IndexFunc(display, hiddenControl) >= 0 {
+		return "", apperr.New(apperr.Invalid, "The display name cannot hold control characters (such as NUL or a line break) or text-direction overrides.")
+	}
 	return display, nil
+}
+
+// hiddenControl reports the characters a display name may not hold: control
+// characters, and the bidirectional embeddings, overrides and isolates
+// (U+202A–U+202E, U+2066–U+2069), with which a name shown beside others
+// (the admin's user list, "signed in as") could reverse the text after it
+// or pose as someone else.
+func hiddenControl(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // SignIn is a successful login: the session token for the cookie, when the

@@ -262,3 +262,34 @@ func TestEnsureAdminCreatesOrPromotes(t *testing.T) {
 		t.Errorf("promoted admin cannot log in: %v", err)
 	}
 }
+
+// TestDisplayNameRefusesHiddenControls: a NUL, a line break or a bidi
+// override in a display name is refused with a message saying so, at
+// sign-up, when an admin creates the account and when the user renames.
+func TestDisplayNameRefusesHiddenControls(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, cheap)
+	f.accounts.SetSignUpMode(ctx, SignUpOpen)
+	admin, err := f.accounts.SignUp(ctx, SignUpRequest{Username: "elrond", Password: "rivendell-council"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"Frodo\x00Baggins", "Frodo\nBaggins", "Frodo\x7f", "Frodo\u0085Baggins", "\u202eoddorF",
+		"Frodo\u202a", "Frodo\u202b", "Frodo\u202c", "Frodo\u202d", "Frodo\u2066", "Frodo\u2067", "Frodo\u2068", "Frodo\u2069"} {
+		_, err := f.accounts.SignUp(ctx, SignUpRequest{Username: "frodo", DisplayName: bad, Password: "the-ring-bearer"})
+		wantKind(t, fmt.Sprintf("sign-up as %q", bad), err, apperr.Invalid)
+		if err != nil && !strings.Contains(err.Error(), "text-direction") {
+			t.Errorf("sign-up as %q: %v, want a message naming the reason", bad, err)
+		}
+		_, err = f.accounts.Create(ctx, SignUpRequest{Username: "frodo2", DisplayName: bad, Password: "the-ring-bearer"}, false)
+		wantKind(t, fmt.Sprintf("created as %q", bad), err, apperr.Invalid)
+		wantKind(t, fmt.Sprintf("renamed to %q", bad), f.accounts.SetDisplayName(ctx, ids.UserID(admin.ID), bad), apperr.Invalid)
+	}
+	// Everything else a name may hold is still fine: accents, scripts
+	// written right to left, emoji, inner spaces.
+	for _, good := range []string{"Frodo Baggins", "Éowyn", "אלרונד", "إلروند", "Samwise 🌱"} {
+		if err := f.accounts.SetDisplayName(ctx, ids.UserID(admin.ID), good); err != nil {
+			t.Errorf("renamed to %q: %v", good, err)
+		}
+	}
+}

@@ -209,6 +209,8 @@ func (c *Core) open(ctx context.Context) error {
 		// The app still opens: everything but stored API keys works, and
 		// the About card and `lembas info` show what to do.
 		c.Log.Error("encryption key unavailable", "err", c.keyErr)
+	} else {
+		c.Log.Info("encryption key", "where", c.keeper.Describe())
 	}
 
 	// A reply that was streaming when the process ended is abandoned: say
@@ -327,6 +329,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		},
 		Avatars:     api.AvatarStore{DB: c.DB},
 		Attachments: api.FileRoutes{Deps: c.deps},
+		SelfTest:    c.Config.SelfTest,
 	}
 	if desktop {
 		opt.Caller = func(*http.Request) (api.Caller, error) { return c.OwnerCaller(), nil }
@@ -433,6 +436,24 @@ func Describe(ctx context.Context, db *store.DB) string {
 		where = string(rec.Source)
 	}
 	return fmt.Sprintf("%s (fingerprint %s)", where, rec.Fingerprint)
+}
+
+// CheckKey says whether the key the database records can be read now, for
+// `lembas info`: "ok", or why not. Unlike Describe it asks the keychain
+// (bounded like at start), but it never creates, stores or records a key.
+func CheckKey(ctx context.Context, cfg config.Config, db *store.DB, kr secrets.Keyring) string {
+	rec, ok, err := Ledger{db}.KeyRecord(ctx)
+	if err != nil || !ok {
+		return "nothing to check yet"
+	}
+	err = secrets.Check(ctx, secrets.Options{EnvKey: cfg.SecretKey, DataDir: cfg.DataDir, Keyring: kr, NoKeychain: cfg.NoKeychain}, rec)
+	if err == nil {
+		return "ok, the key was read"
+	}
+	if enc, _ := db.HasEncrypted(ctx); !enc {
+		return "unavailable, but nothing is encrypted yet, so the next start chooses a key again: " + err.Error()
+	}
+	return "unavailable: " + err.Error()
 }
 
 // Exists reports whether path exists, for callers that must not create it.

@@ -191,7 +191,7 @@ func (h *handler) authState(w http.ResponseWriter, r *http.Request) {
 	if h.opt.Auth == nil {
 		c, err := h.opt.Caller(r)
 		if err != nil {
-			writeError(w, err)
+			h.fail(w, r, err)
 			return
 		}
 		st.SignedIn = true
@@ -202,11 +202,11 @@ func (h *handler) authState(w http.ResponseWriter, r *http.Request) {
 	}
 	var err error
 	if st.SignUpMode, err = h.opt.Auth.Accounts.SignUpMode(ctx); err != nil {
-		h.internal(w, r, err)
+		h.fail(w, r, err)
 		return
 	}
 	if st.NeedsFirstUser, err = h.opt.Auth.Accounts.NeedsFirstUser(ctx); err != nil {
-		h.internal(w, r, err)
+		h.fail(w, r, err)
 		return
 	}
 	if c, err := r.Cookie(CookieName); err == nil {
@@ -227,12 +227,6 @@ func (h *handler) instanceName(ctx context.Context) string {
 	return "LLeMbas"
 }
 
-// internal logs err and answers with the generic internal error.
-func (h *handler) internal(w http.ResponseWriter, r *http.Request, err error) {
-	h.opt.Log.Error("request failed", "path", r.URL.Path, "err", err)
-	writeError(w, err)
-}
-
 // readForm decodes a small JSON body into v.
 func readForm(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
@@ -249,10 +243,10 @@ func readForm(w http.ResponseWriter, r *http.Request, v any) error {
 }
 
 // rateLimited answers 429 with Retry-After.
-func rateLimited(w http.ResponseWriter, wait float64) {
+func (h *handler) rateLimited(w http.ResponseWriter, r *http.Request, wait float64) {
 	secs := int(math.Ceil(wait))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeError(w, apperr.New(apperr.RateLimited, "Too many attempts; try again in %d seconds.", secs))
+	h.fail(w, r, apperr.New(apperr.RateLimited, "Too many attempts; try again in %d seconds.", secs))
 }
 
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
@@ -261,25 +255,23 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		Password string `json:"password"`
 	}
 	if err := readForm(w, r, &form); err != nil {
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	addr := h.clientAddr(r)
 	if wait := h.opt.Auth.Limiter.Attempt(addr, form.Username); wait > 0 {
 		// The username is not logged: people type passwords into it.
 		h.opt.Log.Warn("sign-in rate limited", "client", addr)
-		rateLimited(w, wait.Seconds())
+		h.rateLimited(w, r, wait.Seconds())
 		return
 	}
 	in, err := h.opt.Auth.Accounts.Login(r.Context(), form.Username, form.Password,
 		auth.Client{UserAgent: r.UserAgent(), IP: addr})
 	if err != nil {
-		if apperr.KindOf(err) == apperr.Internal {
-			h.internal(w, r, err)
-			return
+		if apperr.KindOf(err) != apperr.Internal {
+			h.opt.Log.Info("sign-in refused", "client", addr, "kind", apperr.KindOf(err))
 		}
-		h.opt.Log.Info("sign-in refused", "client", addr, "kind", apperr.KindOf(err))
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	h.opt.Auth.Limiter.Succeeded(addr, form.Username)
@@ -302,7 +294,7 @@ func (h *handler) signUp(w http.ResponseWriter, r *http.Request) {
 		Password    string `json:"password"`
 	}
 	if err := readForm(w, r, &form); err != nil {
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	addr := h.clientAddr(r)
@@ -311,17 +303,13 @@ func (h *handler) signUp(w http.ResponseWriter, r *http.Request) {
 	// everyone else from signing up.
 	if wait := h.opt.Auth.Limiter.AttemptAddress(addr); wait > 0 {
 		h.opt.Log.Warn("sign-up rate limited", "client", addr)
-		rateLimited(w, wait.Seconds())
+		h.rateLimited(w, r, wait.Seconds())
 		return
 	}
 	ctx := r.Context()
 	u, err := h.opt.Auth.Accounts.SignUp(ctx, auth.SignUpRequest{Username: form.Username, DisplayName: form.DisplayName, Password: form.Password})
 	if err != nil {
-		if apperr.KindOf(err) == apperr.Internal {
-			h.internal(w, r, err)
-			return
-		}
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	h.opt.Log.Info("signed up", "user", u.ID, "admin", u.IsAdmin, "status", u.Status, "client", addr)
@@ -329,7 +317,7 @@ func (h *handler) signUp(w http.ResponseWriter, r *http.Request) {
 	if u.Status == store.StatusActive {
 		token, _, err := h.opt.Auth.Sessions.Create(ctx, ids.UserID(u.ID), auth.Client{UserAgent: r.UserAgent(), IP: addr})
 		if err != nil {
-			h.internal(w, r, err)
+			h.fail(w, r, err)
 			return
 		}
 		h.setSessionCookie(w, r, token)
@@ -341,7 +329,7 @@ func (h *handler) signUp(w http.ResponseWriter, r *http.Request) {
 func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
 		if err := h.opt.Auth.Sessions.Revoke(r.Context(), c.Value); err != nil && !errors.Is(err, context.Canceled) {
-			h.internal(w, r, err)
+			h.fail(w, r, err)
 			return
 		}
 	}

@@ -21,24 +21,19 @@ func pathID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
-// avatarTarget resolves the caller and the model id of an avatar request,
-// answering the error itself when either fails.
-func (h *handler) avatarTarget(w http.ResponseWriter, r *http.Request) (api.Caller, int64, bool) {
-	caller, err := h.caller(r)
-	if err != nil {
-		writeError(w, err)
-		return api.Caller{}, 0, false
-	}
+// targetID reads the {id} of a route, answering the error itself when it is
+// not one.
+func (h *handler) targetID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	id, err := pathID(r)
 	if err != nil {
-		writeError(w, err)
-		return api.Caller{}, 0, false
+		h.fail(w, r, err)
+		return 0, false
 	}
-	return caller, id, true
+	return id, true
 }
 
-func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request) {
-	caller, id, ok := h.avatarTarget(w, r)
+func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request, caller api.Caller) {
+	id, ok := h.targetID(w, r)
 	if !ok {
 		return
 	}
@@ -53,8 +48,8 @@ func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request) {
 	w.Write(data)
 }
 
-func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request) {
-	caller, id, ok := h.avatarTarget(w, r)
+func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request, caller api.Caller) {
+	id, ok := h.targetID(w, r)
 	if !ok {
 		return
 	}
@@ -63,20 +58,20 @@ func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, apperr.New(apperr.Invalid, "the image is too large (the limit is %d MiB)", MaxAvatar>>20))
+			h.fail(w, r, apperr.New(apperr.Invalid, "the image is too large (the limit is %d MiB)", MaxAvatar>>20))
 			return
 		}
-		writeError(w, apperr.New(apperr.Invalid, "send the image as the form field \"file\""))
+		h.fail(w, r, apperr.New(apperr.Invalid, "send the image as the form field \"file\""))
 		return
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxAvatar+1))
 	if err != nil {
-		writeError(w, apperr.Wrap(apperr.Invalid, err, "could not read the image"))
+		h.fail(w, r, apperr.Wrap(apperr.Invalid, err, "could not read the image"))
 		return
 	}
 	if len(data) > MaxAvatar {
-		writeError(w, apperr.New(apperr.Invalid, "the image is too large (the limit is %d MiB)", MaxAvatar>>20))
+		h.fail(w, r, apperr.New(apperr.Invalid, "the image is too large (the limit is %d MiB)", MaxAvatar>>20))
 		return
 	}
 	if err := h.opt.Avatars.SetAvatar(r.Context(), caller, id, data); err != nil {
@@ -86,8 +81,8 @@ func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
-func (h *handler) deleteAvatar(w http.ResponseWriter, r *http.Request) {
-	caller, id, ok := h.avatarTarget(w, r)
+func (h *handler) deleteAvatar(w http.ResponseWriter, r *http.Request, caller api.Caller) {
+	id, ok := h.targetID(w, r)
 	if !ok {
 		return
 	}
@@ -96,13 +91,4 @@ func (h *handler) deleteAvatar(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
-}
-
-// fail answers with err, logging it first when it is internal: the caller
-// only sees that something went wrong, so the log must say what.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if apperr.KindOf(err) == apperr.Internal {
-		h.opt.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	}
-	writeError(w, err)
 }

@@ -41,12 +41,12 @@ const MaxUpload = 32<<20 + 64<<10
 var inlineImages = map[string]bool{"image/png": true, "image/jpeg": true}
 
 func (h *handler) registerFiles() {
-	h.mux.HandleFunc("POST /api/files", h.upload)
-	h.mux.HandleFunc("POST /api/files/dropped/{token}", h.uploadDropped)
-	h.mux.HandleFunc("GET /api/files/{id}", h.getFile)
-	h.mux.HandleFunc("DELETE /api/files/{id}", h.deleteFile)
-	h.mux.HandleFunc("POST /api/audio/transcribe", h.transcribe)
-	h.mux.HandleFunc("POST /api/audio/speech", h.speech)
+	h.handleAs("POST /api/files", h.upload)
+	h.handleAs("POST /api/files/dropped/{token}", h.uploadDropped)
+	h.handleAs("GET /api/files/{id}", h.getFile)
+	h.handleAs("DELETE /api/files/{id}", h.deleteFile)
+	h.handleAs("POST /api/audio/transcribe", h.transcribe)
+	h.handleAs("POST /api/audio/speech", h.speech)
 }
 
 // filePart finds the multipart field "file" and returns it, read in
@@ -85,16 +85,11 @@ func tooLargeOr(err, otherwise error) error {
 	return otherwise
 }
 
-func (h *handler) upload(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.caller(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (h *handler) upload(w http.ResponseWriter, r *http.Request, caller api.Caller) {
 	r.Body = http.MaxBytesReader(w, r.Body, MaxUpload)
 	part, err := filePart(r, nil)
 	if err != nil {
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	defer part.Close()
@@ -115,31 +110,26 @@ func (h *handler) upload(w http.ResponseWriter, r *http.Request) {
 // uploadDropped stores a file dropped onto the desktop window, named by
 // the token the window was given for it (package drops): the page never
 // sends a path, and a token is only good on the desktop mount, once.
-func (h *handler) uploadDropped(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.caller(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (h *handler) uploadDropped(w http.ResponseWriter, r *http.Request, caller api.Caller) {
 	if h.opt.Drops == nil || !api.AtTheDesktop(caller) {
-		writeError(w, apperr.New(apperr.NotFound, "dropped files are only taken in the desktop window"))
+		h.fail(w, r, apperr.New(apperr.NotFound, "dropped files are only taken in the desktop window"))
 		return
 	}
 	path, ok := h.opt.Drops.Take(r.PathValue("token"))
 	if !ok {
-		writeError(w, apperr.New(apperr.NotFound, "that dropped file is no longer waiting; drop it again"))
+		h.fail(w, r, apperr.New(apperr.NotFound, "that dropped file is no longer waiting; drop it again"))
 		return
 	}
 	// Checked again on the opened file: the path may have changed since
 	// the drop, and reading a FIFO or a device might never end.
 	f, err := openRegular(path)
 	if err != nil {
-		writeError(w, apperr.New(apperr.Invalid, "the dropped file could not be read"))
+		h.fail(w, r, apperr.New(apperr.Invalid, "the dropped file could not be read"))
 		return
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		writeError(w, apperr.New(apperr.Invalid, "the dropped file is not a regular file any more"))
+		h.fail(w, r, apperr.New(apperr.Invalid, "the dropped file is not a regular file any more"))
 		return
 	}
 	v, err := h.opt.Attachments.Upload(r.Context(), caller, filepath.Base(path), io.LimitReader(f, MaxUpload))
@@ -164,8 +154,8 @@ func contentDisposition(kind, name string) string {
 	return kind + `; filename="` + ascii + `"; filename*=UTF-8''` + strings.ReplaceAll(url.PathEscape(name), "'", "%27")
 }
 
-func (h *handler) getFile(w http.ResponseWriter, r *http.Request) {
-	caller, id, ok := h.avatarTarget(w, r)
+func (h *handler) getFile(w http.ResponseWriter, r *http.Request, caller api.Caller) {
+	id, ok := h.targetID(w, r)
 	if !ok {
 		return
 	}
@@ -201,8 +191,8 @@ func (h *handler) getFile(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *handler) deleteFile(w http.ResponseWriter, r *http.Request) {
-	caller, id, ok := h.avatarTarget(w, r)
+func (h *handler) deleteFile(w http.ResponseWriter, r *http.Request, caller api.Caller) {
+	id, ok := h.targetID(w, r)
 	if !ok {
 		return
 	}
@@ -216,27 +206,22 @@ func (h *handler) deleteFile(w http.ResponseWriter, r *http.Request) {
 // transcribe takes a recording (multipart field "file", optional
 // "language") and answers {"text": …}. The audio is read into memory,
 // capped, and passed on; it is never written to disk.
-func (h *handler) transcribe(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.caller(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (h *handler) transcribe(w http.ResponseWriter, r *http.Request, caller api.Caller) {
 	r.Body = http.MaxBytesReader(w, r.Body, audio.MaxAudioBytes+64<<10)
 	fields := map[string]string{}
 	part, err := filePart(r, fields)
 	if err != nil {
-		writeError(w, err)
+		h.fail(w, r, err)
 		return
 	}
 	defer part.Close()
 	data, err := io.ReadAll(io.LimitReader(part, audio.MaxAudioBytes+1))
 	if err != nil {
-		writeError(w, tooLargeOr(err, apperr.Wrap(apperr.Invalid, err, "the recording could not be read")))
+		h.fail(w, r, tooLargeOr(err, apperr.Wrap(apperr.Invalid, err, "the recording could not be read")))
 		return
 	}
 	if len(data) > audio.MaxAudioBytes {
-		writeError(w, apperr.New(apperr.Invalid, "the recording is larger than the %d MB limit", audio.MaxAudioBytes>>20))
+		h.fail(w, r, apperr.New(apperr.Invalid, "the recording is larger than the %d MB limit", audio.MaxAudioBytes>>20))
 		return
 	}
 	ctype := part.Header.Get("Content-Type")
@@ -253,19 +238,14 @@ func (h *handler) transcribe(w http.ResponseWriter, r *http.Request) {
 }
 
 // speech takes {"text", "voice"?} and streams the audio back as it comes.
-func (h *handler) speech(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.caller(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (h *handler) speech(w http.ResponseWriter, r *http.Request, caller api.Caller) {
 	var in struct {
 		Text  string `json:"text"`
 		Voice string `json:"voice"`
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	if err := dec.Decode(&in); err != nil {
-		writeError(w, tooLargeOr(err, apperr.New(apperr.Invalid, "send {\"text\": …} as JSON")))
+		h.fail(w, r, tooLargeOr(err, apperr.New(apperr.Invalid, "send {\"text\": …} as JSON")))
 		return
 	}
 	resp, err := h.opt.Attachments.Speak(r.Context(), caller, in.Text, in.Voice)

@@ -71,6 +71,9 @@ type Options struct {
 	// Drops hands over files dropped onto the desktop window (package
 	// drops); set on the desktop mount only.
 	Drops Drops
+	// SelfTest adds a route that panics, for the desktop test
+	// (LEMBAS_SELFTEST).
+	SelfTest bool
 }
 
 // Drops gives the path shelved under a token, once.
@@ -107,40 +110,42 @@ func New(opt Options) (http.Handler, error) {
 	if err := h.loadStatic(); err != nil {
 		return nil, err
 	}
-	h.mux.HandleFunc("GET /api/auth/state", h.authState)
+	h.handle("GET /api/auth/state", h.authState)
 	if opt.Auth != nil {
-		h.mux.HandleFunc("POST /api/auth/login", h.login)
-		h.mux.HandleFunc("POST /api/auth/signup", h.signUp)
-		h.mux.HandleFunc("POST /api/auth/logout", h.logout)
+		h.handle("POST /api/auth/login", h.login)
+		h.handle("POST /api/auth/signup", h.signUp)
+		h.handle("POST /api/auth/logout", h.logout)
 	}
-	h.mux.HandleFunc("GET /manifest.webmanifest", h.manifest)
-	h.mux.HandleFunc("POST /api/{method}", h.call)
+	h.handle("GET /manifest.webmanifest", h.manifest)
+	h.handleAs("POST /api/{method}", h.call)
 	if opt.Avatars != nil {
-		h.mux.HandleFunc("GET /api/models/{id}/avatar", h.getAvatar)
-		h.mux.HandleFunc("POST /api/models/{id}/avatar", h.setAvatar)
-		h.mux.HandleFunc("DELETE /api/models/{id}/avatar", h.deleteAvatar)
+		h.handleAs("GET /api/models/{id}/avatar", h.getAvatar)
+		h.handleAs("POST /api/models/{id}/avatar", h.setAvatar)
+		h.handleAs("DELETE /api/models/{id}/avatar", h.deleteAvatar)
 	}
 	if opt.Attachments != nil {
 		h.registerFiles()
 	}
-	h.mux.HandleFunc("GET /api/events", h.events)
-	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		// Signed out, every API path is 401, so that which routes exist
-		// is not for strangers to map.
-		if _, err := h.caller(r); err != nil {
-			writeError(w, err)
-			return
-		}
-		writeError(w, apperr.New(apperr.NotFound, "no such API route: %s %s", r.Method, r.URL.Path))
+	h.handleAs("GET /api/events", h.events)
+	if opt.SelfTest {
+		// The desktop test's proof that a panicking route leaves the app up.
+		h.handleAs("GET /api/selftest/panic", func(http.ResponseWriter, *http.Request, api.Caller) {
+			panic("self-test: a panic in a native route")
+		})
+	}
+	// Signed out, every API path is 401 (handleAs), so that which routes
+	// exist is not for strangers to map.
+	h.handleAs("/api/", func(w http.ResponseWriter, r *http.Request, _ api.Caller) {
+		h.fail(w, r, apperr.New(apperr.NotFound, "no such API route: %s %s", r.Method, r.URL.Path))
 	})
-	h.mux.HandleFunc("/", h.file)
+	h.handle("/", h.file)
 
 	var out http.Handler = h.mux
 	if !opt.Desktop {
 		// Reject cross-site state changes before anything else looks at them.
 		cop := http.NewCrossOriginProtection()
 		cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			writeError(w, apperr.New(apperr.Forbidden, "cross-origin request refused"))
+			h.fail(w, r, apperr.New(apperr.Forbidden, "cross-origin request refused"))
 		}))
 		out = cop.Handler(out)
 	}
@@ -158,7 +163,7 @@ func (h *handler) security(next http.Handler) http.Handler {
 		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 		if h.opt.CheckHost && !HostAllowed(r.Host, h.opt.AllowedHosts) {
 			h.opt.Log.Warn("request for a foreign Host refused", "host", r.Host, "remote", r.RemoteAddr)
-			writeError(w, apperr.New(apperr.Forbidden, "this server does not answer to the host name %q; add it to LEMBAS_ALLOWED_HOSTS", r.Host))
+			h.fail(w, r, apperr.New(apperr.Forbidden, "this server does not answer to the host name %q; add it to LEMBAS_ALLOWED_HOSTS", r.Host))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -193,14 +198,9 @@ func HostAllowed(hostport string, allowed []string) bool {
 	return false
 }
 
-func (h *handler) call(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.caller(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (h *handler) call(w http.ResponseWriter, r *http.Request, caller api.Caller) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		writeError(w, apperr.New(apperr.Invalid, "send arguments as application/json"))
+		h.fail(w, r, apperr.New(apperr.Invalid, "send arguments as application/json"))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxCallBody))
@@ -210,7 +210,7 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusRequestEntityTooLarge, api.Result{Error: &api.ErrorBody{Kind: apperr.Invalid, Message: "request too large"}})
 			return
 		}
-		writeError(w, apperr.Wrap(apperr.Invalid, err, "could not read the request"))
+		h.fail(w, r, apperr.Wrap(apperr.Invalid, err, "could not read the request"))
 		return
 	}
 	caller.Via = "http"
@@ -223,11 +223,6 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	w.Write(res.Result)
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	kind, msg := apperr.Public(err)
-	writeJSON(w, apperr.HTTPStatus(kind), api.Result{Error: &api.ErrorBody{Kind: kind, Message: msg}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/events"
 )
@@ -18,12 +19,7 @@ import (
 // follower that stopped reading.
 const writeTimeout = 30 * time.Second
 
-func (h *handler) events(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.caller(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Caller) {
 	rc := http.NewResponseController(w)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")

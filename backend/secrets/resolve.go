@@ -145,6 +145,30 @@ func Resolve(ctx context.Context, opt Options, l Ledger) (*Keeper, error) {
 	return k, nil
 }
 
+// Check reports whether the key rec names can be had now, without
+// creating, storing or recording anything (for `lembas info`, beside a
+// running app). A nil error means the key was read and has rec's
+// fingerprint.
+func Check(ctx context.Context, opt Options, rec Record) error {
+	r, err := newResolver(opt)
+	if err != nil {
+		return err
+	}
+	var k *Keeper
+	if opt.EnvKey != "" {
+		k, err = r.fromEnv()
+	} else {
+		k, err = r.fromRecord(ctx, rec)
+	}
+	if err != nil {
+		return err
+	}
+	if k.rec.Fingerprint != rec.Fingerprint {
+		return fmt.Errorf("%w: the key from %s has fingerprint %s, not %s", ErrWrongKey, k.sourceName(), k.rec.Fingerprint, rec.Fingerprint)
+	}
+	return nil
+}
+
 // resolver holds what Resolve derives from Options.
 type resolver struct {
 	opt     Options

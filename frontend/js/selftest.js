@@ -216,6 +216,14 @@ export async function run(info) {
     const again = await call('App.Info');
     await report('after-panic', again.dataDir === info.dataDir, 'the app still answers');
 
+    // A native route (not a facade method) that panics: in the desktop app
+    // Wails' asset server has no recover, so only ours keeps the app up.
+    const crashed = await fetch('/api/selftest/panic');
+    const crashBody = await crashed.json().catch(() => ({}));
+    await report('route-panic', crashed.status === 500 && crashBody.error?.kind === 'internal', `${crashed.status} ${crashBody.error?.kind}`);
+    const still = await fetch('/api/App.Info', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[]' });
+    await report('after-route-panic', still.ok, still.status);
+
     // Files go through the same http.Handler in both modes.
     const css = await fetch('css/tokens.css');
     await report('asset', css.ok, css.status);
