@@ -216,7 +216,7 @@ func (s *Stream) frame() Frame {
 		return f
 	}
 	s.rendered = end
-	tail := s.r.render(s.r.preview, s.withDefs(s.src[s.sealedEnd:end]))
+	tail := s.r.render(s.r.live, s.withDefs(s.src[s.sealedEnd:end]))
 	if replace || tail != s.tail {
 		f.Op, f.Tail = TailReplace, tail
 		s.tail = tail
