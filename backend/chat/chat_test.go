@@ -19,6 +19,7 @@ import (
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/frontend"
 )
@@ -604,5 +605,59 @@ func TestTrashedChatTakesNoReplies(t *testing.T) {
 	}
 	if _, err := e.c.Chat.Edit(ctx, e.user, turn.User.ID, "x", nil); err == nil {
 		t.Error("edited in a trashed chat")
+	}
+}
+
+// unreadAtFinal is a bus that, when a reply's final frame is published,
+// records whether the chat was already marked unread.
+type unreadAtFinal struct {
+	db   *store.DB
+	user ids.UserID
+	mu   sync.Mutex
+	seen []bool
+}
+
+func (u *unreadAtFinal) Publish(ev events.Event) {
+	f, ok := ev.Data.(generation.Frame)
+	if !ok || f.Status == store.StatusStreaming {
+		return
+	}
+	c, err := u.db.ChatByID(context.Background(), u.user, f.ChatID)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.seen = append(u.seen, err == nil && c.Unread)
+}
+
+// TestChatIsUnreadBeforeTheFinalFrame: a reader who sees a reply's final
+// frame marks the chat read; the unread mark must already be there, or it
+// lands after the reader's MarkRead (issue 10: leaving a chat just after its
+// reply finished left it unread).
+func TestChatIsUnreadBeforeTheFinalFrame(t *testing.T) {
+	e := setup(t)
+	bus := &unreadAtFinal{db: e.c.DB, user: e.user}
+	gen := generation.New(e.c.DB, bus, render.New(), slog.New(slog.DiscardHandler), generation.Options{})
+	t.Cleanup(func() { gen.Shutdown(context.Background()) })
+	svc := chat.New(e.c.DB, gen, bus, e.c.Secrets, slog.New(slog.DiscardHandler), chat.Options{})
+	e.llm.Enqueue(fakellm.Stream("an answer"))
+	turn, err := svc.Send(context.Background(), e.user, chat.SendInput{ModelID: e.model, Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := gen.Wait(ctx, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	svc.Wait()
+	bus.mu.Lock()
+	defer bus.mu.Unlock()
+	if len(bus.seen) != 1 || !bus.seen[0] {
+		t.Errorf("unread when the final frame went out: %v, want [true]", bus.seen)
+	}
+	if err := e.c.DB.MarkRead(ctx, e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := e.c.DB.ChatByID(ctx, e.user, turn.Chat.ID); c.Unread {
+		t.Error("still unread after MarkRead")
 	}
 }

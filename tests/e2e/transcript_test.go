@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
 )
 
 // recordCopies makes the clipboard keep what is written to it in
@@ -69,5 +72,50 @@ func TestMathErrorsInChromium(t *testing.T) {
 		t.Errorf("error shows %q, want the TeX source", got)
 	}
 	a.shot("math")
+	a.pe.check(t)
+}
+
+// TestLeavingAtTheEndKeepsTheChatRead: a reader who watched a reply finish
+// and left the chat at once finds it read. The mark used to follow the
+// sidebar's refresh (~0.3 s after the final frame), and was lost when the
+// chat was no longer open by then.
+func TestLeavingAtTheEndKeepsTheChatRead(t *testing.T) {
+	a := newChatApp(t)
+	// Leave the chat the moment its reply shows as finished.
+	a.bool(`(() => {
+	  window.__left = '';
+	  const mo = new MutationObserver(() => {
+	    if (window.__left || !location.hash.startsWith('#/chat/')) return;
+	    const m = [...document.querySelectorAll('.msg-assistant')].pop();
+	    if (m && !m.classList.contains('is-streaming') && m.innerText.includes('the end')) {
+	      window.__left = location.hash;
+	      location.hash = '#/';
+	    }
+	  });
+	  mo.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+	  return true;
+	})()`)
+	a.llm.Enqueue(fakellm.Stream("a ", "short ", "reply, ", "the end").Every(20 * time.Millisecond))
+	a.send("Say something")
+	a.waitJS(`!!window.__left`)
+	id, err := strconv.Atoi(strings.TrimPrefix(a.str(`window.__left`), "#/chat/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Give a late unread mark time to land (a lower bound, not a deadline).
+	time.Sleep(1500 * time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var c struct{ Unread, Streaming bool }
+		harness.API(t, a.base, "Chats.Get", &c, id)
+		if !c.Unread && !c.Streaming {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chat %d: unread %v, streaming %v after its reader watched the reply finish", id, c.Unread, c.Streaming)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.waitJS(`!!document.querySelector('.chat-row') && !document.querySelector('.chat-row.is-unread')`)
 	a.pe.check(t)
 }
