@@ -422,7 +422,6 @@ func (g *gen) updateMetrics(u *llm.Usage) {
 // already be final, and may mark the chat read, which must come after.
 func (s *Service) finish(g *gen, res llm.Result, err error) {
 	g.mu.Lock()
-	g.live.Finish() // the whole reply rendered once more; Snapshot now holds it
 	status := StatusFinal
 	switch {
 	case errors.Is(err, errTooLong):
@@ -442,6 +441,13 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 		}
 	}
 	g.status = status
+	// The whole reply rendered once more; Snapshot now holds it. One that
+	// ended early has the markup it left open closed.
+	if status == StatusFinal {
+		g.live.Finish()
+	} else {
+		g.live.FinishPartial()
+	}
 	g.updateMetrics(res.Usage)
 	final := g.live.Snapshot().Full
 	m := g.metrics

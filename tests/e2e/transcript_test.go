@@ -119,3 +119,28 @@ func TestLeavingAtTheEndKeepsTheChatRead(t *testing.T) {
 	a.waitJS(`!!document.querySelector('.chat-row') && !document.querySelector('.chat-row.is-unread')`)
 	a.pe.check(t)
 }
+
+// TestStopThenContinueInChromium: a stopped reply shows what arrived
+// rendered (bold, not its asterisks) and offers Continue, which carries on
+// from the source.
+func TestStopThenContinueInChromium(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.Enqueue(fakellm.Stream("Here is ", "**bold te", "xt** never").StallAfter(3))
+	a.send("Tell me something bold")
+	a.waitJS(lastReply + `.includes('bold te')`)
+	a.waitJS(`/stop/i.test(document.querySelector('#composer-button')?.innerText || '')`)
+	a.click("#composer-button")
+	a.waitReplyIdle()
+	a.waitJS(`/stopped/i.test(` + lastReply + `)`)
+	a.waitJS(`[...document.querySelectorAll('.msg-assistant .msg-body strong')].some((s) => s.textContent === 'bold te')`)
+	if got := a.str(`[...document.querySelectorAll('.msg-assistant .msg-body')].pop().innerText`); strings.Contains(got, "**") {
+		t.Errorf("stopped reply shows its markup: %q", got)
+	}
+	a.shot("stopped")
+	a.llm.Enqueue(fakellm.Stream("xt** and the rest."))
+	a.clickXPath(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Continue')]`)
+	a.waitJS(lastReply + `.includes('and the rest.')`)
+	a.waitReplyIdle()
+	a.waitJS(`[...document.querySelectorAll('.msg-assistant .msg-body strong')].some((s) => s.textContent === 'bold text')`)
+	a.pe.check(t)
+}
