@@ -731,7 +731,8 @@ export function ChatView({ chatId, narrow }) {
         <div class="chat-tools">
           <${ModelPicker} models=${store.models} value=${modelId} onChange=${changeModel} compact=${narrow}
             disabled=${!store.modelsLoaded || store.models.length === 0} />
-          <${ChatSettings} key=${chatId || 'new'} chat=${isNew ? pendingSettings : chat} efforts=${store.efforts} onSave=${saveSettings} disabled=${!isNew && !chat} />
+          <${ChatSettings} key=${chatId || 'new'} chat=${isNew ? pendingSettings : chat} efforts=${store.efforts} onSave=${saveSettings} disabled=${!isNew && !chat}
+            model=${store.models.find((m) => m.id === modelId) || null} />
         </div>
       </header>
       <div class="chat-scroll" ref=${scroller} onScroll=${onScroll} onClick=${onTranscriptClick}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
 )
@@ -142,5 +144,40 @@ func TestStopThenContinueInChromium(t *testing.T) {
 	a.waitJS(lastReply + `.includes('and the rest.')`)
 	a.waitReplyIdle()
 	a.waitJS(`[...document.querySelectorAll('.msg-assistant .msg-body strong')].some((s) => s.textContent === 'bold text')`)
+	a.pe.check(t)
+}
+
+// TestChatSettingsShowInheritedValues: an empty field in chat settings says
+// what the chat gets instead: the model's temperature and system prompt, or
+// the server's default, not just "Default".
+func TestChatSettingsShowInheritedValues(t *testing.T) {
+	a := newChatApp(t)
+	var models []struct{ ID int64 }
+	harness.API(t, a.base, "Models.Picker", &models)
+	if len(models) == 0 {
+		t.Fatal("no models")
+	}
+	harness.API(t, a.base, "Models.Update", nil, models[0].ID, map[string]any{
+		"params": map[string]any{"temperature": 0.3}, "systemPrompt": "Speak slowly, like an Ent."})
+	a.do(chromedp.Reload())
+	a.waitJS(`!!document.querySelector('#composer-input')`)
+	a.click(`button[aria-label="Chat settings"]`)
+	a.waitJS(`!!document.querySelector('#chat-system-prompt')`)
+	for sel, want := range map[string]string{
+		"#chat-temp": "Model: 0.3",
+		"#chat-topp": "Server default",
+		"#chat-max":  "Server default",
+	} {
+		if got := a.str(`document.querySelector('` + sel + `').placeholder`); got != want {
+			t.Errorf("%s placeholder %q, want %q", sel, got, want)
+		}
+	}
+	if got := a.str(`document.querySelector('#chat-system-prompt').placeholder`); !strings.Contains(got, "Speak slowly, like an Ent.") {
+		t.Errorf("system prompt placeholder %q, want the model's prompt", got)
+	}
+	if got := a.str(`document.querySelector('#chat-effort option[value=""]').textContent`); got != "Server default" {
+		t.Errorf("effort's empty choice %q", got)
+	}
+	a.shot("settings")
 	a.pe.check(t)
 }
