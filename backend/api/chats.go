@@ -87,8 +87,13 @@ type MessageView struct {
 func (c *Chats) message(m store.Message) MessageView {
 	v := MessageView{ID: m.ID, ChatID: m.ChatID, Role: m.Role, Content: m.Content, Reasoning: m.Reasoning,
 		Status: m.Status, Error: m.Error, ModelLabel: m.ModelLabel, Metrics: m.Metrics, CreatedAt: m.CreatedAt}
-	if m.Role == store.RoleAssistant {
+	switch {
+	case m.Role != store.RoleAssistant:
+	case m.Status == store.StatusFinal || m.Status == store.StatusStreaming:
 		v.HTML = c.deps.Render.Markdown(m.Content)
+	default:
+		// Ended early: what it left open is closed, as its final frame was.
+		v.HTML = c.deps.Render.Partial(m.Content)
 	}
 	if len(v.Metrics) == 0 || string(v.Metrics) == "{}" {
 		v.Metrics = nil

@@ -104,14 +104,18 @@ type ModelView struct {
 	ContextLength  int64              `json:"contextLength"`
 	Params         store.Params       `json:"params"`
 	SystemPrompt   string             `json:"systemPrompt"`
-	Missing        bool               `json:"missing"`
+	// HasSystemPrompt says the model has a system prompt even where the
+	// picker leaves its text out, so chat settings can say one applies.
+	HasSystemPrompt bool `json:"hasSystemPrompt"`
+	Missing         bool `json:"missing"`
 }
 
 func (m *Models) view(ctx context.Context, x store.Model, names map[ids.ConnectionID]string) ModelView {
 	v := ModelView{ID: x.ID, ConnectionID: x.ConnectionID, ConnectionName: names[x.ConnectionID], UpstreamID: x.UpstreamID,
 		DisplayName: x.DisplayName, Name: x.DisplayName, Description: x.Description, HasAvatar: x.AvatarType != "",
 		Position: x.Position, Enabled: x.Enabled, Pinned: x.Pinned, Capabilities: x.Capabilities,
-		ContextLength: x.ContextLength, Params: x.Params, SystemPrompt: x.SystemPrompt, Missing: x.Missing}
+		ContextLength: x.ContextLength, Params: x.Params, SystemPrompt: x.SystemPrompt, Missing: x.Missing,
+		HasSystemPrompt: strings.TrimSpace(x.SystemPrompt) != ""}
 	if v.Name == "" {
 		v.Name = x.UpstreamID
 	}

@@ -530,9 +530,7 @@ func (s *Service) replyDone(ctx context.Context, out generation.Outcome, client 
 		}
 		s.forgetClient(conn.ID)
 	}
-	if err := s.db.MarkUnread(ctx, out.User, out.Chat); err != nil {
-		s.log.Warn("mark unread", "chat", out.Chat, "err", err)
-	}
+	// The final row marked the chat unread (generation.finish); say so.
 	s.Notify(out.User, out.Chat, "unread")
 	if out.Status == store.StatusFinal {
 		s.bg.Add(1)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/core"
@@ -19,6 +20,7 @@ import (
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/frontend"
 )
@@ -604,5 +606,113 @@ func TestTrashedChatTakesNoReplies(t *testing.T) {
 	}
 	if _, err := e.c.Chat.Edit(ctx, e.user, turn.User.ID, "x", nil); err == nil {
 		t.Error("edited in a trashed chat")
+	}
+}
+
+// unreadAtFinal is a bus that, when a reply's final frame is published,
+// records whether the chat was already marked unread.
+type unreadAtFinal struct {
+	db   *store.DB
+	user ids.UserID
+	mu   sync.Mutex
+	seen []bool
+}
+
+func (u *unreadAtFinal) Publish(ev events.Event) {
+	f, ok := ev.Data.(generation.Frame)
+	if !ok || f.Status == store.StatusStreaming {
+		return
+	}
+	c, err := u.db.ChatByID(context.Background(), u.user, f.ChatID)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.seen = append(u.seen, err == nil && c.Unread)
+}
+
+// TestChatIsUnreadBeforeTheFinalFrame: a reader who sees a reply's final
+// frame marks the chat read; the unread mark must already be there, or it
+// lands after the reader's MarkRead (issue 10: leaving a chat just after its
+// reply finished left it unread).
+func TestChatIsUnreadBeforeTheFinalFrame(t *testing.T) {
+	e := setup(t)
+	bus := &unreadAtFinal{db: e.c.DB, user: e.user}
+	gen := generation.New(e.c.DB, bus, render.New(), slog.New(slog.DiscardHandler), generation.Options{})
+	t.Cleanup(func() { gen.Shutdown(context.Background()) })
+	svc := chat.New(e.c.DB, gen, bus, e.c.Secrets, slog.New(slog.DiscardHandler), chat.Options{})
+	e.llm.Enqueue(fakellm.Stream("an answer"))
+	turn, err := svc.Send(context.Background(), e.user, chat.SendInput{ModelID: e.model, Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := gen.Wait(ctx, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	svc.Wait()
+	bus.mu.Lock()
+	defer bus.mu.Unlock()
+	if len(bus.seen) != 1 || !bus.seen[0] {
+		t.Errorf("unread when the final frame went out: %v, want [true]", bus.seen)
+	}
+	if err := e.c.DB.MarkRead(ctx, e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := e.c.DB.ChatByID(ctx, e.user, turn.Chat.ID); c.Unread {
+		t.Error("still unread after MarkRead")
+	}
+}
+
+// TestStoppedPartialIsRendered: a reply stopped in the middle of **bold**
+// shows bold text, in its final frame as in the stored message's HTML, and
+// continuing it appends to the source.
+func TestStoppedPartialIsRendered(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("Here is ", "**bold te", "xt** never").StallAfter(3))
+	turn := e.send(0, "Tell me")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(e.liveText(turn.Chat.ID), "bold te") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.c.Chat.Stop(context.Background(), e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	frames := e.frames.settled(t)
+	final := frames[len(frames)-1]
+	if final.Status != store.StatusStopped || !strings.Contains(final.Full, "<strong>bold te</strong>") {
+		t.Errorf("final frame %s: %q", final.Status, final.Full)
+	}
+	var page struct {
+		Messages []struct {
+			Status store.Status `json:"status"`
+			HTML   string       `json:"html"`
+		} `json:"messages"`
+	}
+	e.call("Chats.Messages", &page, turn.Chat.ID, 0, 50)
+	if n := len(page.Messages); n != 2 || !strings.Contains(page.Messages[1].HTML, "<strong>bold te</strong>") {
+		t.Errorf("stored reply: %+v", page.Messages)
+	}
+	e.llm.Enqueue(fakellm.Stream("xt** and more."))
+	if _, err := e.c.Chat.Continue(context.Background(), e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	if m := e.last(turn.Chat.ID); m.Content != "Here is **bold text** and more." {
+		t.Errorf("continued: %q", m.Content)
+	}
+}
+
+// call runs a facade method as the owner, as the frontend would, and
+// decodes its result into out.
+func (e *env) call(method string, out any, args ...any) {
+	e.t.Helper()
+	b, _ := json.Marshal(args)
+	r := e.c.Dispatcher.Call(context.Background(), api.Caller{UserID: int64(e.user), Admin: true, Owner: true}, method, b)
+	if r.Error != nil {
+		e.t.Fatalf("%s: %+v", method, r.Error)
+	}
+	if err := json.Unmarshal(r.Result, out); err != nil {
+		e.t.Fatalf("%s: %v", method, err)
 	}
 }

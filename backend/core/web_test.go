@@ -759,6 +759,9 @@ func TestPickerHidesTheAdminsSystemPrompt(t *testing.T) {
 	w.signUp(member, "sam", "po-tay-toes-boiled")
 	if _, body := w.call(member, "Models.Picker"); strings.Contains(body, "secret-sauce") || !strings.Contains(body, fmt.Sprintf(`"id":%d`, models[0].ID)) {
 		t.Errorf("member's picker: %s", body)
+	} else if !strings.Contains(body, `"hasSystemPrompt":true`) {
+		// Chat settings still say that a prompt applies.
+		t.Errorf("member's picker does not say the model has a prompt: %s", body)
 	}
 }
 

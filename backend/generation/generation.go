@@ -51,8 +51,9 @@ type Job struct {
 	Prefix        string
 	PrefixReason  string
 	ContextLength int
-	// Done runs after the final row is written and the last frame sent,
-	// with the reply's final state (titles, unread markers, notifications).
+	// Done runs after the final row is written (with the chat marked
+	// unread) and the last frame sent, with the reply's final state
+	// (titles, notifications).
 	Done func(ctx context.Context, out Outcome)
 }
 
@@ -415,12 +416,12 @@ func (g *gen) updateMetrics(u *llm.Usage) {
 	g.metrics = m
 }
 
-// finish decides the reply's status, writes the final row, then sends the
-// final frame — in that order: a follower that sees the final frame may
-// reload the message from the database, which must already be final.
+// finish decides the reply's status, writes the final row (and the chat's
+// unread mark), then sends the final frame — in that order: a follower that
+// sees the final frame may reload the message from the database, which must
+// already be final, and may mark the chat read, which must come after.
 func (s *Service) finish(g *gen, res llm.Result, err error) {
 	g.mu.Lock()
-	g.live.Finish() // the whole reply rendered once more; Snapshot now holds it
 	status := StatusFinal
 	switch {
 	case errors.Is(err, errTooLong):
@@ -440,12 +441,23 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 		}
 	}
 	g.status = status
+	// The whole reply rendered once more; Snapshot now holds it. One that
+	// ended early has the markup it left open closed.
+	if status == StatusFinal {
+		g.live.Finish()
+	} else {
+		g.live.FinishPartial()
+	}
 	g.updateMetrics(res.Usage)
 	final := g.live.Snapshot().Full
 	m := g.metrics
 	metrics, _ := json.Marshal(m)
+	// The chat becomes unread with the final row, before the final frame:
+	// a follower that sees the frame and marks the chat read cannot be
+	// overtaken by the mark (issue 10: leaving just after a reply ended
+	// left it unread).
 	upd := store.MessageUpdate{ID: g.job.Message, Content: g.content.String(), Reasoning: g.reasoning.String(),
-		Status: status, Error: g.errText, Metrics: metrics}
+		Status: status, Error: g.errText, Metrics: metrics, MarkUnread: true}
 	g.dirty = false
 	g.mu.Unlock()
 

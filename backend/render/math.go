@@ -19,9 +19,12 @@ var (
 )
 
 // mathInline is $…$, \(…\), or an inline $$…$$ / \[…\] inside a paragraph.
+// In a live tail, pending is an opener whose closer has not arrived: tex is
+// then the source from the opener on, shown as text.
 type mathInline struct {
 	ast.BaseInline
 	display bool
+	pending bool
 	tex     []byte
 }
 
@@ -47,23 +50,28 @@ func (n *mathBlock) Dump(source []byte, level int) {
 // mathExtension adds math that Markdown leaves untouched: no emphasis, escapes or
 // links are processed inside it, and the TeX comes out escaped in a
 // span/div with class "math" for the frontend to typeset with KaTeX.
-type mathExtension struct{}
+//
+// live is for the tail of a stream: math still being written (an opener
+// without its closer, "$$", "\[" or "\(") is shown as its source, untouched.
+// Read as Markdown it would lose its backslashes ("\," is an escaped comma)
+// until the closer arrived.
+type mathExtension struct{ live bool }
 
-func (mathExtension) Extend(m goldmark.Markdown) {
+func (e mathExtension) Extend(m goldmark.Markdown) {
 	m.Parser().AddOptions(
 		parser.WithBlockParsers(util.Prioritized(mathBlockParser{}, 150)),
 		// Before the code span, link and emphasis parsers (100–300): a $ or \(
 		// claims its text first.
-		parser.WithInlineParsers(util.Prioritized(mathInlineParser{}, 50)),
+		parser.WithInlineParsers(util.Prioritized(mathInlineParser{live: e.live}, 50)),
 	)
-	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(mathRenderer{}, 100)))
+	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(mathRenderer{live: e.live}, 100)))
 }
 
-type mathInlineParser struct{}
+type mathInlineParser struct{ live bool }
 
 func (mathInlineParser) Trigger() []byte { return []byte{'$', '\\'} }
 
-func (mathInlineParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+func (p mathInlineParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, _ := block.PeekLine()
 	if len(line) < 2 {
 		return nil
@@ -116,11 +124,16 @@ func (mathInlineParser) Parse(parent ast.Node, block text.Reader, pc parser.Cont
 	}
 
 	savedLine, savedPos := block.Position()
+	opener := append([]byte(nil), line[:open]...)
 	block.Advance(open)
 	var tex []byte
 	for {
 		l, _ := block.PeekLine()
 		if l == nil {
+			if p.live && (display || opener[0] == '\\') {
+				// Still being written: the rest of the block is its source.
+				return &mathInline{pending: true, tex: append(opener, tex...)}
+			}
 			block.SetPosition(savedLine, savedPos)
 			return nil
 		}
@@ -220,11 +233,11 @@ func (mathBlockParser) Close(node ast.Node, reader text.Reader, pc parser.Contex
 func (mathBlockParser) CanInterruptParagraph() bool                                { return true }
 func (mathBlockParser) CanAcceptIndentedLine() bool                                { return false }
 
-type mathRenderer struct{}
+type mathRenderer struct{ live bool }
 
-func (mathRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+func (r mathRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindMathInline, renderMathInline)
-	reg.Register(kindMathBlock, renderMathBlock)
+	reg.Register(kindMathBlock, r.renderMathBlock)
 }
 
 func renderMathInline(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -232,6 +245,10 @@ func renderMathInline(w util.BufWriter, source []byte, node ast.Node, entering b
 		return ast.WalkSkipChildren, nil
 	}
 	n := node.(*mathInline)
+	if n.pending {
+		_, _ = w.WriteString(Escape(string(n.tex)))
+		return ast.WalkSkipChildren, nil
+	}
 	if n.display {
 		_, _ = w.WriteString(`<span class="math math-display">`)
 	} else {
@@ -242,7 +259,7 @@ func renderMathInline(w util.BufWriter, source []byte, node ast.Node, entering b
 	return ast.WalkSkipChildren, nil
 }
 
-func renderMathBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+func (r mathRenderer) renderMathBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if !entering {
 		return ast.WalkSkipChildren, nil
 	}
@@ -251,6 +268,16 @@ func renderMathBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 	for i := 0; i < lines.Len(); i++ {
 		seg := lines.At(i)
 		tex = append(tex, seg.Value(source)...)
+	}
+	if n := node.(*mathBlock); r.live && !n.closed {
+		// Still being written: its source as text, opener first, not half
+		// a formula for KaTeX to fail on every frame.
+		opener := "$$"
+		if n.closer == `\]` {
+			opener = `\[`
+		}
+		_, _ = w.WriteString("<p>" + Escape(opener+"\n"+string(tex)) + "</p>\n")
+		return ast.WalkSkipChildren, nil
 	}
 	_, _ = w.WriteString(`<div class="math math-display">`)
 	_, _ = w.WriteString(Escape(string(bytes.TrimSpace(tex))))

@@ -45,6 +45,8 @@ type nodeRenderer struct {
 	// highlight returns the inside of <code> for a block; nil leaves code plain,
 	// which is what live tails use.
 	highlight func(lang, code string) string
+	// raw sanitises one fragment of the model's raw HTML (Renderer.sanitiseRaw).
+	raw func([]byte) string
 }
 
 func (r *nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
@@ -54,6 +56,43 @@ func (r *nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindAutoLink, r.renderAutoLink)
 	reg.Register(ast.KindImage, r.renderImage)
 	reg.Register(extast.KindTaskCheckBox, r.renderTaskCheckBox)
+	reg.Register(ast.KindHTMLBlock, r.renderHTMLBlock)
+	reg.Register(ast.KindRawHTML, r.renderRawHTML)
+}
+
+// renderHTMLBlock writes a block of the model's raw HTML, lines and closing
+// line together, through the strict policy.
+func (r *nodeRenderer) renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkSkipChildren, nil
+	}
+	n := node.(*ast.HTMLBlock)
+	var b []byte
+	lines := n.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		b = append(b, seg.Value(source)...)
+	}
+	if n.HasClosure() {
+		b = append(b, n.ClosureLine.Value(source)...)
+	}
+	_, _ = w.WriteString(r.raw(b))
+	return ast.WalkSkipChildren, nil
+}
+
+// renderRawHTML writes one inline tag of the model's through the strict policy.
+func (r *nodeRenderer) renderRawHTML(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkSkipChildren, nil
+	}
+	n := node.(*ast.RawHTML)
+	var b []byte
+	for i := 0; i < n.Segments.Len(); i++ {
+		seg := n.Segments.At(i)
+		b = append(b, seg.Value(source)...)
+	}
+	_, _ = w.WriteString(r.raw(b))
+	return ast.WalkSkipChildren, nil
 }
 
 func codeText(source []byte, n ast.Node) string {

@@ -17,6 +17,12 @@
 //
 // Headings carry id="h-…" and "#x" links point at "#h-x"; no other id or name
 // attribute passes, so model output cannot shadow a global the frontend reads.
+//
+// Raw HTML in the Markdown (the model's own tags) is sanitised on its own,
+// fragment by fragment, before it joins our HTML, by a stricter policy: no
+// class, no id, no button, no data-copy. So no class above ever sits on an
+// element the model wrote, and a reply cannot rebuild a code block whose Copy
+// button the frontend would wire (issue 10, item 21).
 package render
 
 import (
@@ -50,7 +56,9 @@ const (
 type Renderer struct {
 	full    goldmark.Markdown // highlights code blocks
 	preview goldmark.Markdown // code as plain text, for the live tail of a stream
+	live    goldmark.Markdown // preview, and an unclosed math opener keeps its source
 	policy  *bluemonday.Policy
+	raw     *bluemonday.Policy // the model's own HTML fragments
 	cache   *highlighter
 }
 
@@ -58,22 +66,35 @@ type Renderer struct {
 // cache of highlighted code blocks.
 func New() *Renderer {
 	r := &Renderer{
-		policy: newPolicy(),
+		policy: newPolicy(false),
+		raw:    newPolicy(true),
 		cache:  newHighlighter(cacheItems, cacheBytes),
 	}
-	r.full = newMarkdown(&nodeRenderer{highlight: r.cache.highlight})
-	r.preview = newMarkdown(&nodeRenderer{})
+	r.full = newMarkdown(&nodeRenderer{highlight: r.cache.highlight, raw: r.sanitiseRaw}, mathExtension{})
+	r.preview = newMarkdown(&nodeRenderer{raw: r.sanitiseRaw}, mathExtension{})
+	r.live = newMarkdown(&nodeRenderer{raw: r.sanitiseRaw}, mathExtension{live: true})
 	return r
 }
 
-func newMarkdown(nodes *nodeRenderer) goldmark.Markdown {
+// sanitiseRaw is what a fragment of the model's raw HTML becomes: remote
+// images made links, then the strict policy. Each fragment comes out as whole
+// tags and escaped text, so joined with our HTML it cannot reach into our
+// tags (an unclosed quote taking our attributes as its own).
+func (r *Renderer) sanitiseRaw(raw []byte) string {
+	if hasImgTag(raw) {
+		raw = rewriteImages(raw)
+	}
+	return r.raw.Sanitize(string(raw))
+}
+
+func newMarkdown(nodes *nodeRenderer, math mathExtension) goldmark.Markdown {
 	return goldmark.New(
 		goldmark.WithExtensions(
 			extension.NewLinkify(extension.WithLinkifyAllowedProtocols([]string{"http:", "https:", "mailto:"})),
 			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
 			extension.Strikethrough,
 			extension.TaskList,
-			mathExtension{},
+			math,
 		),
 		goldmark.WithParserOptions(
 			parser.WithAutoHeadingID(),
@@ -81,7 +102,8 @@ func newMarkdown(nodes *nodeRenderer) goldmark.Markdown {
 		),
 		goldmark.WithRendererOptions(
 			// Raw HTML is passed to the sanitiser rather than dropped, so <br>,
-			// <sub>, <details> and friends from a model still work.
+			// <sub>, <details> and friends from a model still work; our node
+			// renderer sanitises each fragment with the strict policy.
 			ghtml.WithUnsafe(),
 			renderer.WithNodeRenderers(util.Prioritized(nodes, 100)),
 		),
@@ -96,14 +118,19 @@ func (r *Renderer) Markdown(src string) string {
 // render is the one path from Markdown to HTML: convert, un-load images, sanitise.
 func (r *Renderer) render(md goldmark.Markdown, src string) string {
 	source := []byte(src)
-	return r.renderNodes(md, source, r.parse(source))
+	return r.renderNodes(md, source, parse(md, source))
 }
 
-// parse returns the AST of source. Both pipelines parse alike; they differ only
-// in how code blocks are rendered.
+// parse returns the AST of source. The full and preview pipelines parse alike
+// (they differ only in how code blocks are rendered); the live one differs in
+// unclosed math.
 func (r *Renderer) parse(source []byte) ast.Node {
+	return parse(r.preview, source)
+}
+
+func parse(md goldmark.Markdown, source []byte) ast.Node {
 	pc := parser.NewContext(parser.WithIDs(headingIDs{}))
-	return r.preview.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
+	return md.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
 }
 
 // renderNodes renders nodes of one AST in order and sanitises the result. A
@@ -118,11 +145,8 @@ func (r *Renderer) renderNodes(md goldmark.Markdown, source []byte, nodes ...ast
 			return "<p>" + Escape(string(source)) + "</p>\n"
 		}
 	}
-	out := buf.Bytes()
-	if hasImgTag(out) {
-		out = rewriteImages(out)
-	}
-	return string(r.policy.SanitizeBytes(out))
+	// Images are done: Markdown ones by renderImage, raw ones by sanitiseRaw.
+	return string(r.policy.SanitizeBytes(buf.Bytes()))
 }
 
 // Escape escapes text for HTML. It works byte by byte, so escaping the chunks of
@@ -190,7 +214,10 @@ func rewriteImages(in []byte) []byte {
 // newPolicy is the sanitiser: an allowlist of elements, attributes and exactly
 // the classes our renderers emit. No style, no event handlers, no form controls,
 // no ids but heading ids, links only to http, https, mailto and #anchors.
-func newPolicy() *bluemonday.Policy {
+//
+// forModel is the policy for the model's raw HTML: the same without any class,
+// id, button or data-copy, which only our renderers may write.
+func newPolicy(forModel bool) *bluemonday.Policy {
 	p := bluemonday.NewPolicy()
 	p.AllowElements(
 		"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
@@ -206,6 +233,17 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("start").Matching(bluemonday.Integer).OnElements("ol")
 	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(?:left|center|right)$`)).OnElements("th", "td")
 	p.AllowAttrs("open").Matching(regexp.MustCompile(`^$`)).OnElements("details")
+	p.AllowURLSchemes("http", "https", "mailto")
+	p.AllowDataURIImages()
+	p.AllowRelativeURLs(true) // only "#…" gets past the href pattern
+	p.RequireParseableURLs(true)
+	p.RequireNoFollowOnLinks(true)
+	p.RequireNoReferrerOnLinks(true)
+	p.AddTargetBlankToFullyQualifiedLinks(true) // and rel=noopener with it
+	if forModel {
+		return p
+	}
+
 	p.AllowAttrs("id").Matching(regexp.MustCompile(`^h-[\p{L}\p{N}_-]+$`)).OnElements("h1", "h2", "h3", "h4", "h5", "h6")
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^button$`)).OnElements("button")
 	p.AllowAttrs("data-copy").Matching(regexp.MustCompile(`^$`)).OnElements("button")
@@ -224,13 +262,5 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("class").Matching(classes("code-copy")).OnElements("button")
 	p.AllowAttrs("class").Matching(classes("task-list")).OnElements("ul", "ol")
 	p.AllowAttrs("class").Matching(classes("task-list-item")).OnElements("li")
-
-	p.AllowURLSchemes("http", "https", "mailto")
-	p.AllowDataURIImages()
-	p.AllowRelativeURLs(true) // only "#…" gets past the href pattern
-	p.RequireParseableURLs(true)
-	p.RequireNoFollowOnLinks(true)
-	p.RequireNoReferrerOnLinks(true)
-	p.AddTargetBlankToFullyQualifiedLinks(true) // and rel=noopener with it
 	return p
 }

@@ -197,3 +197,36 @@ func TestGoldmarkVersion(t *testing.T) {
 		t.Fatalf("goldmark v%d.%d.%d, need ≥ v1.8.4", major, minor, patch)
 	}
 }
+
+func TestPartialClosesOpenMarkup(t *testing.T) {
+	r := New()
+	for _, c := range []struct{ src, want string }{
+		{"Here is **bold te", "<p>Here is <strong>bold te</strong></p>\n"},
+		{"Some *emphasis and **strong", "<p>Some <em>emphasis and <strong>strong</strong></em></p>\n"},
+		{"Run `go te", "<p>Run <code>go te</code></p>\n"},
+		{"Now **bold `co", "<p>Now <strong>bold <code>co</code></strong></p>\n"},
+		{"Gone ~~old", "<p>Gone <del>old</del></p>\n"},
+		{"- one\n- two **x", "<ul>\n<li>one</li>\n<li>two <strong>x</strong></li>\n</ul>\n"},
+		{"## Title *it", "<h2 id=\"h-title-it\">Title <em>it</em></h2>\n"},
+		{"**done** and closed\n", "<p><strong>done</strong> and closed</p>\n"},
+		{"2 * 3 and 2*3 and snake_case", "<p>2 * 3 and 2*3 and snake_case</p>\n"},
+		{"Costs $x*y$ here *and", "<p>Costs <span class=\"math math-inline\">x*y</span> here <em>and</em></p>\n"},
+		{"```go\nfunc **x", "```go\nfunc **x"}, // an open fence is left alone
+		{"ends with **", "<p>ends with **</p>\n"},
+	} {
+		got := r.Partial(c.src)
+		if strings.HasPrefix(c.want, "```") {
+			if got != r.Markdown(c.src) {
+				t.Errorf("Partial(%q) = %q, want the code as it is", c.src, got)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("Partial(%q)\n got %q\nwant %q", c.src, got, c.want)
+		}
+	}
+	// A finished reply is rendered as written.
+	if got := r.Markdown("Here is **bold te"); got != "<p>Here is **bold te</p>\n" {
+		t.Errorf("Markdown of an unclosed strong: %q", got)
+	}
+}

@@ -135,13 +135,24 @@ func (s *Stream) Snapshot() Frame {
 // changes a link above it); then the frame is a Reset with Full. Code
 // highlighted when its block was sealed comes from the cache.
 func (s *Stream) Finish() Frame {
+	return s.finish(s.r.Markdown)
+}
+
+// FinishPartial is Finish for a reply that ended before its end (stopped,
+// cut off, failed): the whole is rendered by Renderer.Partial, so markup left
+// open at the end is closed.
+func (s *Stream) FinishPartial() Frame {
+	return s.finish(s.r.Partial)
+}
+
+func (s *Stream) finish(render func(string) string) Frame {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
 		return Frame{}
 	}
 	s.done = true
-	full := s.r.Markdown(string(s.src))
+	full := render(string(s.src))
 	sealed := s.sealed.String()
 	var f Frame
 	if rest, ok := strings.CutPrefix(full, sealed); ok {
@@ -216,7 +227,7 @@ func (s *Stream) frame() Frame {
 		return f
 	}
 	s.rendered = end
-	tail := s.r.render(s.r.preview, s.withDefs(s.src[s.sealedEnd:end]))
+	tail := s.r.render(s.r.live, s.withDefs(s.src[s.sealedEnd:end]))
 	if replace || tail != s.tail {
 		f.Op, f.Tail = TailReplace, tail
 		s.tail = tail

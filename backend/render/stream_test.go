@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"html"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -285,5 +286,37 @@ func TestStreamBigBlocks(t *testing.T) {
 				t.Fatalf("doc %d chunking %d: %d resets", i, j, resets)
 			}
 		}
+	}
+}
+
+// TestStreamTailKeepsMathSource: display math still being written shows its
+// TeX as it is; read as Markdown, "\," became "," until the closer came.
+func TestStreamTailKeepsMathSource(t *testing.T) {
+	r := New()
+	for _, c := range []struct{ src, want string }{
+		{`Here $$\int f \, dx`, `$$\int f \, dx`},
+		{`Here \[\int f \, dx`, `\[\int f \, dx`},
+		{`Here \(a \, b`, `\(a \, b`},
+		{"$$\n\\int f \\, dx\n\\frac{a}{b", "$$\n\\int f \\, dx\n\\frac{a}{b"},
+		{"\\[\n\\alpha \\; \\beta\n", "\\[\n\\alpha \\; \\beta"},
+	} {
+		s := r.NewStream()
+		f := s.Append(c.src)
+		if f.Op != TailReplace || !strings.Contains(html.UnescapeString(f.Tail), c.want) {
+			t.Errorf("%q: tail %q, want it to show %q", c.src, f.Tail, c.want)
+		}
+		if strings.Contains(f.Tail, "math") {
+			t.Errorf("%q: unfinished math typeset: %q", c.src, f.Tail)
+		}
+	}
+	// Once closed it is math, and the whole message is as it was.
+	s := r.NewStream()
+	s.Append(`Here $$\int f \, dx`)
+	f := s.Append(`$$ done`)
+	if !strings.Contains(f.Tail, `<span class="math math-display">\int f \, dx</span>`) {
+		t.Errorf("closed display math: %q", f.Tail)
+	}
+	if got := r.Markdown("Costs $$5 and \\, more"); strings.Contains(got, `\,`) {
+		t.Errorf("a whole message keeps Markdown's escapes outside math: %q", got)
 	}
 }

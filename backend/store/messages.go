@@ -85,6 +85,10 @@ type MessageUpdate struct {
 	Status    Status
 	Error     string
 	Metrics   json.RawMessage
+	// MarkUnread marks the chat unread with this write: a reply that ended
+	// is unread from the moment its final row exists, so a reader who sees
+	// its final frame knows that marking the chat read comes after.
+	MarkUnread bool
 }
 
 const messageColumns = `m.id, m.chat_id, m.parent_id, m.role, m.content, m.reasoning, m.status, m.error,
@@ -420,7 +424,8 @@ func (db *DB) Checkpoint(ctx context.Context, ups []MessageUpdate) ([]ids.Messag
 			}
 			if status != StatusStreaming {
 				if _, err := tx.ExecContext(ctx, `
-					UPDATE chats SET updated_at = ? WHERE id = (SELECT chat_id FROM messages WHERE id = ?)`, now, u.ID); err != nil {
+					UPDATE chats SET updated_at = ?, unread = unread OR ? WHERE id = (SELECT chat_id FROM messages WHERE id = ?)`,
+					now, u.MarkUnread, u.ID); err != nil {
 					return fmt.Errorf("touch chat of message %d: %w", u.ID, err)
 				}
 			}

@@ -73,6 +73,33 @@ export function mergeNewest(old, page) {
   return old.filter((m) => m.id < first).concat(page);
 }
 
+// A code block's Copy button, back to "Copy" a moment after it said "Copied".
+const copiedTimers = new WeakMap();
+
+/**
+ * codeOf is the text a code block's Copy button copies: the code of the
+ * block the renderer made it for (div.code-block > div.code-head > button,
+ * then pre > code), never whatever a search upwards would meet. Only text
+ * and the highlighter's spans count, so nothing hidden inside (the
+ * renderer lets no model HTML in there; this is a second line) is copied.
+ */
+export function codeOf(btn) {
+  const head = btn.parentElement;
+  const block = head && head.classList.contains('code-head') ? head.parentElement : null;
+  if (!block || !block.classList.contains('code-block')) return '';
+  const code = block.querySelector(':scope > pre > code');
+  if (!code) return '';
+  let out = '';
+  const walk = (node) => {
+    for (const c of node.childNodes) {
+      if (c.nodeType === 3) out += c.data;
+      else if (c.nodeType === 1 && c.tagName === 'SPAN' && /^hl-/.test(c.className)) walk(c);
+    }
+  };
+  walk(code);
+  return out;
+}
+
 function squash(s) {
   return String(s || '').replace(/>\s+</g, '><').trim();
 }
@@ -579,17 +606,16 @@ export function ChatView({ chatId, narrow }) {
     const btn = e.target instanceof Element ? e.target.closest('button.code-copy[data-copy]') : null;
     if (!btn || !scroller.current.contains(btn)) return;
     e.preventDefault();
-    let box = btn.parentElement;
-    let pre = null;
-    while (box && box !== scroller.current && !pre) {
-      pre = box.querySelector('pre');
-      box = box.parentElement;
-    }
-    if (!pre) return;
-    const ok = await copyText(pre.textContent);
+    const ok = await copyText(codeOf(btn));
+    btn.classList.remove('is-copied', 'is-copy-failed');
     btn.classList.add(ok ? 'is-copied' : 'is-copy-failed');
+    btn.textContent = ok ? 'Copied' : 'Copy failed';
     announce(ok ? 'Code copied to the clipboard.' : 'Could not copy the code.');
-    setTimeout(() => btn.classList.remove('is-copied', 'is-copy-failed'), 1600);
+    clearTimeout(copiedTimers.get(btn));
+    copiedTimers.set(btn, setTimeout(() => {
+      btn.classList.remove('is-copied', 'is-copy-failed');
+      btn.textContent = 'Copy';
+    }, 1600));
   };
 
   const changeModel = async (m) => {
@@ -705,7 +731,8 @@ export function ChatView({ chatId, narrow }) {
         <div class="chat-tools">
           <${ModelPicker} models=${store.models} value=${modelId} onChange=${changeModel} compact=${narrow}
             disabled=${!store.modelsLoaded || store.models.length === 0} />
-          <${ChatSettings} key=${chatId || 'new'} chat=${isNew ? pendingSettings : chat} efforts=${store.efforts} onSave=${saveSettings} disabled=${!isNew && !chat} />
+          <${ChatSettings} key=${chatId || 'new'} chat=${isNew ? pendingSettings : chat} efforts=${store.efforts} onSave=${saveSettings} disabled=${!isNew && !chat}
+            model=${store.models.find((m) => m.id === modelId) || null} />
         </div>
       </header>
       <div class="chat-scroll" ref=${scroller} onScroll=${onScroll} onClick=${onTranscriptClick}

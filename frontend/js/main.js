@@ -104,6 +104,19 @@ function markOpenChatRead(again = true) {
   });
 }
 
+// markSeen marks a chat read whose reply the reader just watched finish.
+// The server marked it unread with the reply's final row, before it sent
+// the final frame (generation.finish), so this call lands after the mark
+// whatever the reader does next. Waiting for the sidebar to show the mark
+// (markOpenChatRead) lost it when the reader left the chat within that
+// moment.
+function markSeen(chatId) {
+  call('Chats.MarkRead', chatId).then(
+    () => refreshChats(),
+    (err) => console.warn('lembas: could not mark the chat read:', err.message),
+  );
+}
+
 function wireEvents() {
   on('gen', (f) => {
     if (!f || typeof f.chatId !== 'number') return;
@@ -112,6 +125,7 @@ function wireEvents() {
     markStreaming(f.chatId, streaming);
     if (!streaming) {
       const open = getState().openChatId === f.chatId;
+      if (open && !document.hidden) markSeen(f.chatId);
       if (!open || document.hidden) {
         const s = chatSummary(f.chatId);
         notifyReply({ chatId: f.chatId, title: s ? s.title : '', status: f.status }, (id) => navigate(hrefs.chat(id)));

@@ -3,7 +3,11 @@
 // only: most replies hold no math, and it is 600 kB.
 //
 // katex.render builds DOM nodes and sets their styles through CSSOM, which
-// the CSP allows (renderToString would need inline style attributes).
+// the CSP allows (renderToString would need inline style attributes). Its
+// own error display is the exception: it sets a style attribute for
+// errorColor, which the CSP refuses with a console error per formula. So
+// errors are thrown (throwOnError) and shown here as the TeX source in
+// span.math-error, coloured by the stylesheet.
 
 const SELECTOR = '.math-inline, .math-display';
 const done = new WeakSet();
@@ -44,12 +48,13 @@ export function typeset(...roots) {
       try {
         katex.render(tex, el, {
           displayMode: el.classList.contains('math-display'),
-          throwOnError: false,
+          throwOnError: true,
           trust: false,
         });
       } catch (err) {
         el.textContent = tex;
-        console.warn('lembas: could not typeset math:', err && err.message);
+        el.classList.add('math-error');
+        el.title = String((err && err.message) || 'This formula could not be typeset.');
       }
       done.add(el);
     }

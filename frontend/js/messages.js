@@ -279,7 +279,7 @@ export class AssistantMessage extends Component {
     const hasContent = state ? state.hasContent() : !!(msg.html || msg.reasoning);
     const line = statusLine(status, error);
     const m = formatMetrics(metrics);
-    const canContinue = isLast && !chatBusy && (status === 'length' || status === 'interrupted');
+    const canContinue = isLast && !chatBusy && (status === 'length' || status === 'interrupted' || status === 'stopped');
     const canRegenerate = isLast && !chatBusy && !streaming;
     return html`
       <article class=${'msg msg-assistant' + (highlighted ? ' is-highlighted' : '') + (streaming ? ' is-streaming' : '')}

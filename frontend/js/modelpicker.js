@@ -150,38 +150,65 @@ export function formFromParams(p) {
   };
 }
 
-/** ParamFields: temperature, top_p, max_tokens and reasoning effort. */
-export function ParamFields({ idPrefix, form, setForm, efforts }) {
+/**
+ * inheritedHint is what an empty field stands for: the value the chat
+ * inherits from its model, else the server's own default.
+ */
+function inheritedHint(inherited, k) {
+  const v = inherited ? inherited[k] : undefined;
+  if (v === undefined || v === null || v === '') return inherited ? 'Server default' : 'Default';
+  return `Model: ${v}`;
+}
+
+/**
+ * ParamFields: temperature, top_p, max_tokens and reasoning effort. With
+ * inherited (a model's params), an empty field shows the value it stands
+ * for; without, it says "Default".
+ */
+export function ParamFields({ idPrefix, form, setForm, efforts, inherited = null }) {
   const set = (k) => (e) => setForm({ ...form, [k]: e.currentTarget.value });
+  const effort = inherited && inherited.reasoning_effort;
   return html`
     <div class="param-grid">
       <div class="field">
         <label class="field-label" for=${idPrefix + '-temp'}>Temperature</label>
         <input id=${idPrefix + '-temp'} class="input" type="number" min="0" max="2" step="0.05" inputmode="decimal"
-          placeholder="Default" value=${form.temperature} onInput=${set('temperature')} />
+          placeholder=${inheritedHint(inherited, 'temperature')} value=${form.temperature} onInput=${set('temperature')} />
       </div>
       <div class="field">
         <label class="field-label" for=${idPrefix + '-topp'}>Top P</label>
         <input id=${idPrefix + '-topp'} class="input" type="number" min="0" max="1" step="0.05" inputmode="decimal"
-          placeholder="Default" value=${form.top_p} onInput=${set('top_p')} />
+          placeholder=${inheritedHint(inherited, 'top_p')} value=${form.top_p} onInput=${set('top_p')} />
       </div>
       <div class="field">
         <label class="field-label" for=${idPrefix + '-max'}>Max tokens</label>
         <input id=${idPrefix + '-max'} class="input" type="number" min="1" step="1" inputmode="numeric"
-          placeholder="Default" value=${form.max_tokens} onInput=${set('max_tokens')} />
+          placeholder=${inheritedHint(inherited, 'max_tokens')} value=${form.max_tokens} onInput=${set('max_tokens')} />
       </div>
       <div class="field">
         <label class="field-label" for=${idPrefix + '-effort'}>Reasoning effort</label>
         <select id=${idPrefix + '-effort'} class="select" value=${form.reasoning_effort} onChange=${set('reasoning_effort')}>
-          <option value="" selected=${form.reasoning_effort === ''}>Default</option>
+          <option value="" selected=${form.reasoning_effort === ''}>${effort ? `Model: ${effort[0].toUpperCase() + effort.slice(1)}` : inherited ? 'Server default' : 'Default'}</option>
           ${efforts.map((e) => html`<option value=${e} selected=${form.reasoning_effort === e}>${e[0].toUpperCase() + e.slice(1)}</option>`)}
         </select>
       </div>
     </div>`;
 }
 
+/**
+ * promptHint is what an empty system prompt stands for: the model's prompt
+ * (its text when the reader may see it), else none.
+ */
+function promptHint(model) {
+  if (!model) return 'Leave empty to use the model\'s default';
+  const text = (model.systemPrompt || '').trim();
+  if (text) return `Model's prompt: ${text.length > 300 ? text.slice(0, 300) + '…' : text}`;
+  if (model.hasSystemPrompt) return 'The model\'s own system prompt applies (set by an administrator).';
+  return 'None: the model has no system prompt.';
+}
+
 /** ChatSettings: system prompt and sampling for one chat, in a popover. */
-export function ChatSettings({ chat, efforts, onSave, disabled }) {
+export function ChatSettings({ chat, model = null, efforts, onSave, disabled }) {
   const [open, setOpen] = useState(false);
   const [form, setForm] = useState(() => formFromParams(chat && chat.params));
   const [prompt, setPrompt] = useState((chat && chat.systemPrompt) || '');
@@ -226,10 +253,11 @@ export function ChatSettings({ chat, efforts, onSave, disabled }) {
           <div class="field">
             <label class="field-label" for="chat-system-prompt">System prompt</label>
             <textarea id="chat-system-prompt" class="input textarea" rows="4" value=${prompt}
-              placeholder="Leave empty to use the model's default"
+              placeholder=${promptHint(model)}
               onInput=${(e) => setPrompt(e.currentTarget.value)}></textarea>
           </div>
-          <${ParamFields} idPrefix="chat" form=${form} setForm=${setForm} efforts=${efforts} />
+          <${ParamFields} idPrefix="chat" form=${form} setForm=${setForm} efforts=${efforts}
+            inherited=${model ? model.params || {} : null} />
           ${error && html`<p class="error-note" role="alert">${error}</p>`}
           <div class="popover-actions">
             <button type="button" class="btn" onClick=${() => { close(); trigger.current && trigger.current.focus(); }}>Cancel</button>
