@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
@@ -125,4 +128,92 @@ func TestLayoutPhoneSettings(t *testing.T) {
 		}
 	})
 	u.pe.check(t)
+}
+
+// coveredJS lists the controls that a toast covers, whether it takes their
+// clicks (document.elementFromPoint at their centre) or only hides them:
+// the buttons, links and fields on screen that stay put, so not those of
+// what scrolls under a toast (the transcript, the sidebar's chats, a
+// settings page), nor the composer a phone's open sidebar lies over.
+const coveredJS = `(() => {
+	const toasts = [...document.querySelectorAll('.toast')].map((t) => t.getBoundingClientRect());
+	if (toasts.length === 0) return 'no toast on screen';
+	const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.getAttribute('aria-label') ? '[' + e.getAttribute('aria-label') + ']' : '') +
+		(typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\s+/).join('.') : '');
+	const bad = [];
+	const controls = document.querySelectorAll('.shell button, .shell a[href], .shell input:not([type=file]), .shell textarea, .shell select');
+	for (const e of controls) {
+		if (e.closest('.toasts, .chat-scroll, .sidebar-scroll, #main .page, .visually-hidden')) continue;
+		if (e.closest('#main') && document.querySelector('.shell.is-sidebar-open')) continue;
+		const r = e.getBoundingClientRect();
+		if (r.width === 0 || r.height === 0 || r.right <= 0 || r.left >= innerWidth || r.bottom <= 0 || r.top >= innerHeight) continue;
+		const x = r.left + r.width / 2, y = r.top + r.height / 2;
+		const hit = document.elementFromPoint(x, y);
+		if (hit && hit.closest('.toasts')) { bad.push(name(e) + ' takes no clicks: ' + name(hit) + ' is over it'); continue; }
+		if (toasts.some((t) => t.left < r.right && t.right > r.left && t.top < r.bottom && t.bottom > r.top)) bad.push(name(e) + ' is hidden under a toast');
+	}
+	return bad.join('\n');
+})()`
+
+// showToasts shows three toasts that stay until dismissed, one of them long
+// and one with a button: the most room toasts take.
+func showToasts(p *tab) {
+	p.t.Helper()
+	p.await(`import('./js/ui.js').then((ui) => {
+		ui.toast('Chat deleted', {action: {label: 'Undo', run: () => {}}, timeout: 0});
+		ui.toast('Could not save the image: the server refused it because it is larger than the limit an administrator set for images.', {error: true, timeout: 0});
+		ui.toast('Image saved.', {timeout: 0});
+		return 'shown';
+	})`)
+	p.waitJS(`document.querySelectorAll('.toast').length === 3`)
+}
+
+// TestLayoutToastsCoverNoControl: with toasts showing, the composer's
+// buttons, the account chip, the top bar and the settings tabs are neither
+// hidden nor unclickable, on a wide window and on a phone.
+func TestLayoutToastsCoverNoControl(t *testing.T) {
+	a := serveChatApp(t)
+	a.open(t, "")
+	// A chat with a reply: the transcript, its header and the sidebar row.
+	a.send("Where is the Prancing Pony?")
+	a.waitReplyIdle()
+
+	check := func(t *testing.T, where string, mustSee ...string) {
+		t.Helper()
+		a.t = t
+		showToasts(a.tab)
+		// The toasts settle above the composer within a frame or two.
+		if !a.within(5*time.Second, coveredJS+` === ''`) {
+			t.Errorf("%s: toasts cover controls:\n%s", where, a.str(coveredJS))
+		}
+		// The two the toasts used to cover, by name, so that the check
+		// above cannot pass by not finding them.
+		for _, sel := range mustSee {
+			if !a.bool(`(() => { const e = document.querySelector('` + sel + `'); if (!e) return false; const r = e.getBoundingClientRect();
+					return e.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)); })()`) {
+				t.Errorf("%s: %s is not the element at its centre", where, sel)
+			}
+		}
+		a.shot(where)
+		a.js(`[...document.querySelectorAll('.toast button[aria-label=Dismiss]')].forEach((b) => b.click()), true`)
+		a.waitJS(`document.querySelectorAll('.toast').length === 0`)
+	}
+
+	t.Run("wide window", func(t *testing.T) {
+		check(t, "chat", "#composer-attach", ".account-chip")
+		a.do(chromedp.Navigate(a.base + "/#/settings/account"))
+		a.waitJS(`!!document.querySelector('#main .card') && !document.querySelector('#main .loading-line')`)
+		check(t, "settings", ".account-chip")
+	})
+	t.Run("phone", func(t *testing.T) {
+		a.t = t
+		a.do(chromedp.EmulateViewport(390, 844), chromedp.Navigate(a.base+"/#/"))
+		a.waitJS(`!!document.querySelector('#composer-input')`)
+		check(t, "phone-new-chat", "#composer-attach", "#sidebar-toggle")
+		a.click(`#sidebar-toggle`)
+		a.waitJS(`(() => { const r = document.querySelector('#sidebar').getBoundingClientRect(); return r.left >= -1 && r.right > 100; })()`)
+		check(t, "phone-sidebar", ".account-chip")
+	})
+	a.t = t
+	a.pe.check(t)
 }
