@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
@@ -213,6 +215,100 @@ func TestLayoutToastsCoverNoControl(t *testing.T) {
 		a.click(`#sidebar-toggle`)
 		a.waitJS(`(() => { const r = document.querySelector('#sidebar').getBoundingClientRect(); return r.left >= -1 && r.right > 100; })()`)
 		check(t, "phone-sidebar", ".account-chip")
+	})
+	a.t = t
+	a.pe.check(t)
+}
+
+// focusRingJS describes the focus indicator of the focused element as JSON:
+// the outline's style, width and contrast with the page, and the strongest
+// contrast of a box-shadow ring with the element's own fill.
+const focusRingJS = `(() => {
+	const rgb = (s) => (s.match(/rgba?\(([^)]+)\)/) || [null, '0,0,0'])[1].split(',').slice(0, 3).map(Number);
+	const lum = (c) => { const [r, g, b] = c.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+	const contrast = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+	const e = document.activeElement, s = getComputedStyle(e);
+	const page = rgb(getComputedStyle(document.body).backgroundColor), fill = rgb(s.backgroundColor);
+	const shadows = s.boxShadow === 'none' ? [] : s.boxShadow.split(/,(?![^(]*\))/).map((x) => rgb(x));
+	return JSON.stringify({
+		Focused: e.matches(':focus-visible'), Style: s.outlineStyle, Width: parseFloat(s.outlineWidth),
+		OutlineOnPage: contrast(rgb(s.outlineColor), page), OutlineOnFill: contrast(rgb(s.outlineColor), fill),
+		ShadowOnFill: Math.max(0, ...shadows.map((c) => contrast(c, fill))),
+	});
+})()`
+
+// TestLayoutKeyboard: the first Tab on a phone reaches "Skip to message
+// box", which moves to the composer; a focused primary button shows its
+// focus plainly in both themes.
+func TestLayoutKeyboard(t *testing.T) {
+	a := serveChatApp(t)
+	a.open(t, "")
+
+	t.Run("skip link", func(t *testing.T) {
+		a.t = t
+		// A phone does not put the focus in the message box by itself.
+		a.do(chromedp.EmulateViewport(390, 844), chromedp.Navigate(a.base+"/#/"), chromedp.Reload())
+		a.waitJS(`!!document.querySelector('#composer-input')`)
+		if a.bool(`document.activeElement !== document.body`) {
+			t.Fatalf("after loading, the focus is on %s", a.str(`document.activeElement.outerHTML.slice(0, 80)`))
+		}
+		a.keys(kb.Tab)
+		a.waitJS(`document.activeElement?.classList.contains('skip-link')`)
+		if s := a.str(`document.activeElement.innerText.trim()`); s != "Skip to message box" {
+			t.Errorf("the first Tab reaches %q", s)
+		}
+		// Shown on screen, on top, once it has the focus.
+		a.waitJS(`(() => { const e = document.activeElement, r = e.getBoundingClientRect();
+			return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth && r.width > 20 &&
+				document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === e; })()`)
+		a.shot("skip-link")
+		a.keys(kb.Enter)
+		a.waitJS(`document.activeElement?.id === 'composer-input'`)
+		a.keys("Hello")
+		a.waitJS(`document.querySelector('#composer-input').value === 'Hello'`)
+	})
+
+	t.Run("primary button focus ring", func(t *testing.T) {
+		a.t = t
+		// No transitions: a theme switched under the focused button must
+		// be read at its end, not halfway.
+		if _, err := chromedp.Call(a.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}}); err != nil {
+			t.Fatal(err)
+		}
+		a.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(a.base+"/#/settings/connections"))
+		a.waitJS(`[...document.querySelectorAll('#main .btn-primary')].some((b) => b.innerText.includes('Add connection'))`)
+		a.js(`document.activeElement.blur(), document.querySelector('.main .page-title').focus(), true`)
+		for i := 0; i < 80 && !a.bool(`document.activeElement?.matches('#main .btn-primary')`); i++ {
+			a.keys(kb.Tab)
+		}
+		if !a.bool(`document.activeElement?.matches('#main .btn-primary')`) {
+			t.Fatal("Tab never reached the primary button")
+		}
+		for _, theme := range []string{"shire", "moria"} {
+			a.js(fmt.Sprintf(`document.documentElement.dataset.theme = %q, true`, theme))
+			var r struct {
+				Focused                                           bool
+				Style                                             string
+				Width, OutlineOnPage, OutlineOnFill, ShadowOnFill float64
+			}
+			if err := json.Unmarshal([]byte(a.str(focusRingJS)), &r); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %+v", theme, r)
+			if !r.Focused || r.Style != "solid" || r.Width < 2 {
+				t.Errorf("%s: the focused button's outline: %+v", theme, r)
+			}
+			if r.OutlineOnPage < 3 {
+				t.Errorf("%s: the ring contrasts %.2f:1 with the page, want 3:1", theme, r.OutlineOnPage)
+			}
+			// Next to the button's own fill, the ring or a line inside
+			// it must stand out.
+			if max(r.OutlineOnFill, r.ShadowOnFill) < 3 {
+				t.Errorf("%s: the focus contrasts %.2f:1 (ring) and %.2f:1 (inner line) with the button's fill, want 3:1", theme, r.OutlineOnFill, r.ShadowOnFill)
+			}
+			a.shot("focus-" + theme)
+		}
 	})
 	a.t = t
 	a.pe.check(t)
