@@ -475,14 +475,14 @@ func TestSettingsModels(t *testing.T) {
 		u.shot("models")
 		// The typed description is still the form's to save.
 		u.clickXPath(`//form[contains(@class,'model-detail')]//button[@type='submit']`)
-		u.waitJS(toastSays("Model saved."))
-		var page struct {
-			Items []struct{ Description string }
-		}
-		harness.API(t, u.base, "Models.List", &page, map[string]any{"query": "test-model-01"})
-		if len(page.Items) != 1 || page.Items[0].Description != "Typed before the image" {
-			t.Errorf("test-model-01 after Save: %+v", page.Items)
-		}
+		// Not the toast: the rename's "Model saved." may still be showing.
+		waitUntil(t, "test-model-01 to have the typed description", func() bool {
+			var page struct {
+				Items []struct{ Description string }
+			}
+			harness.API(t, u.base, "Models.List", &page, map[string]any{"query": "test-model-01"})
+			return len(page.Items) == 1 && page.Items[0].Description == "Typed before the image"
+		})
 	})
 
 	u.step(t, "picker follows the admin", func(t *testing.T, u *adminUI) {
