@@ -301,7 +301,7 @@ export function ShortcutSettings() {
           onClick=${() => save({}, 'every shortcut back to its default')}>Reset all</button>
       </header>
       <div class="card-body">
-        <table class="table shortcuts-table" id="keys-table" role="table">
+        <table class="table shortcuts-table keys-table" id="keys-table" role="table">
           <caption class="visually-hidden">Actions and their keys</caption>
           <thead><tr><th scope="col">Action</th><th scope="col">Keys</th><th scope="col"><span class="visually-hidden">Change</span></th></tr></thead>
           <tbody role="rowgroup">

@@ -113,6 +113,21 @@ func TestLayoutPhoneSettings(t *testing.T) {
 		})
 	}
 
+	u.step(t, "shortcuts help", func(t *testing.T, u *adminUI) {
+		u.js(`document.activeElement.blur(), true`)
+		u.do(chromedp.KeyEvent("?"))
+		u.waitJS(`document.querySelector('#shortcuts-dialog')?.open === true`)
+		if bad := u.str(`(() => { const d = document.querySelector('#shortcuts-dialog'), r = d.getBoundingClientRect();
+			return [...d.querySelectorAll('*')].filter((e) => { const x = e.getBoundingClientRect(); return x.width > 0 && (x.right > r.right + 1 || x.left < r.left - 1); })
+				.map((e) => e.tagName + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ') +
+				(r.left < 0 || r.right > document.documentElement.clientWidth ? ' dialog ' + r.left + '–' + r.right : ''); })()`); bad != "" {
+			t.Errorf("the help dialog on a phone: %s", bad)
+		}
+		u.shot("help")
+		u.do(chromedp.KeyEvent(kb.Escape))
+		u.waitJS(`!document.querySelector('#shortcuts-dialog')`)
+	})
+
 	u.step(t, "a connection's address gets the card's width", func(t *testing.T, u *adminUI) {
 		u.js(`location.hash = '#/settings/connections', true`)
 		u.waitJS(`document.querySelectorAll('.conn-row').length === 1`)
