@@ -231,7 +231,7 @@ export function GroupsSettings({ sub }) {
       </div>
       ${error && html`<p class="error-note" role="alert">${error.message}</p>`}
       ${!groups && !error ? html`<p class="loading-line" role="status">Gathering the companies…</p>` : null}
-      ${groups && html`
+      ${groups !== null && html`
         <div class=${'models-layout' + (hasDetail ? ' has-detail' : '')}>
           <div class="models-list-pane">
             ${groups.length === 0 && html`

@@ -430,9 +430,9 @@ export function UsersSettings({ sub }) {
             ${creating && html`<${CreateUser} onClose=${close} onCreated=${(id) => { reload(); navigate(id ? hrefs.settings('users', String(id)) : hrefs.settings('users')); }} />`}
             ${selected && selected.missing && html`
               <div class="empty-state"><p class="empty-state-title">No such account.</p><p>It may have been removed.</p></div>`}
-            ${selectedId && selected && !selected.missing && html`<${UserDetail} key=${selected.id} user=${selected} groups=${groups}
+            ${selectedId > 0 && selected && !selected.missing && html`<${UserDetail} key=${selected.id} user=${selected} groups=${groups}
               selfId=${me ? me.id : 0} onChanged=${changed} onClose=${close} />`}
-            ${selectedId && !selected && data && html`<p class="loading-line" role="status">Looking for that account…</p>`}
+            ${selectedId > 0 && !selected && data && html`<p class="loading-line" role="status">Looking for that account…</p>`}
           </div>`}
       </div>
     </section>`;

@@ -169,6 +169,22 @@ function Brand() {
     </a>`;
 }
 
+// SkipLink is the first thing Tab reaches: it moves the focus past the
+// sidebar, to the message box on a chat and to the page's title elsewhere.
+// A button, since a link's href would be a route.
+function SkipLink({ chat }) {
+  const skip = () => {
+    const el = (chat && document.getElementById('composer-input')) || document.querySelector('.main .page-title') || document.getElementById('main');
+    if (!el) return;
+    if (!el.hasAttribute('tabindex') && !/^(INPUT|TEXTAREA|SELECT|BUTTON|A)$/.test(el.tagName)) el.setAttribute('tabindex', '-1');
+    el.focus();
+  };
+  return html`
+    <button type="button" class="btn btn-primary skip-link" onClick=${skip}>
+      ${chat ? 'Skip to message box' : 'Skip to main content'}
+    </button>`;
+}
+
 function ThemeControl({ theme, onChange }) {
   return html`
     <div class="field theme-field">
@@ -325,6 +341,7 @@ function App() {
   const full = route.name === 'chat' || route.name === 'new';
   return html`
     <div class=${'shell' + (open ? ' is-sidebar-open' : '') + (quick ? ' is-quick' : '') + (sidebarHidden && !narrow ? ' is-sidebar-hidden' : '')}>
+      <${SkipLink} chat=${full} />
       ${quick && html`<${QuickBar} route=${route} />`}
       <header class="topbar">
         <button type="button" id="sidebar-toggle" class="btn btn-ghost"

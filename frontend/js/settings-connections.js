@@ -333,7 +333,7 @@ export function ConnectionsSettings({ sub }) {
                   </ul>
                   ${c.modelsRefreshedAt ? html`<p class="conn-when">Models listed ${formatWhen(c.modelsRefreshedAt)}</p>` : null}
                   ${c.lastError ? html`<p class="error-note">Last error: ${c.lastError}</p>` : null}
-                  ${notes[c.id] && html`<p class=${notes[c.id].ok ? 'success-note' : 'error-note'} role="status">${notes[c.id].text}</p>`}
+                  ${!!notes[c.id] && html`<p class=${notes[c.id].ok ? 'success-note' : 'error-note'} role="status">${notes[c.id].text}</p>`}
                 </div>
                 <div class="conn-actions">
                   <button type="button" class="btn btn-sm" onClick=${() => setEditing(c.id)} aria-label=${`Edit ${c.name}`}>Edit</button>

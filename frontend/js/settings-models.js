@@ -70,7 +70,7 @@ function ModelRow({ m, selected, first, last, onSelect, onToggle, onMove, busy }
     </li>`;
 }
 
-function ModelDetail({ model, efforts, onSaved, onClose }) {
+function ModelDetail({ model, efforts, onSaved, onImage, onClose }) {
   const [displayName, setDisplayName] = useState(model.displayName || '');
   const [description, setDescription] = useState(model.description || '');
   const [caps, setCaps] = useState({ vision: false, tools: false, reasoning: false, ...(model.capabilities || {}) });
@@ -121,7 +121,7 @@ function ModelDetail({ model, efforts, onSaved, onClose }) {
     try {
       await avatarRequest(model.id, 'POST', file);
       toast('Image saved.');
-      onSaved(null);
+      onImage();
     } catch (err) {
       toastError('Could not save the image', err);
     }
@@ -133,7 +133,7 @@ function ModelDetail({ model, efforts, onSaved, onClose }) {
     try {
       await avatarRequest(model.id, 'DELETE');
       toast('Image removed.');
-      onSaved(null);
+      onImage();
     } catch (err) {
       toastError('Could not remove the image', err);
     }
@@ -293,14 +293,20 @@ export function ModelsSettings() {
 
   const onSaved = async (m) => {
     if (m) setSelected(m);
+    await reload();
+    refreshModels();
+    setDetailKey((k) => k + 1);
+  };
+
+  // The image is saved on its own, while the rest of the form may hold
+  // unsaved edits: take the fresh row (hasAvatar, avatarUrl) without
+  // remounting the form, which would start it again from the saved values.
+  const onImage = async () => {
+    const id = selected && selected.id;
     const items = await reload();
     refreshModels();
-    if (!m && selected && items) {
-      // The image changed: take the fresh row (hasAvatar, avatarUrl).
-      const fresh = items.find((x) => x.id === selected.id);
-      if (fresh) setSelected(fresh);
-    }
-    setDetailKey((k) => k + 1);
+    const fresh = items && items.find((x) => x.id === id);
+    if (fresh) setSelected((s) => (s && s.id === id ? { ...s, hasAvatar: fresh.hasAvatar, avatarUrl: fresh.avatarUrl } : s));
   };
 
   const conns = Array.isArray(store.connections) ? store.connections : [];
@@ -354,7 +360,7 @@ export function ModelsSettings() {
         ${selected && html`
           <div class="models-detail-pane">
             <${ModelDetail} key=${selected.id + ':' + detailKey} model=${selected} efforts=${store.efforts}
-              onSaved=${onSaved} onClose=${() => setSelected(null)} />
+              onSaved=${onSaved} onImage=${onImage} onClose=${() => setSelected(null)} />
             <${ModelAccess} key=${'access-' + selected.id} model=${selected} />
           </div>`}
       </div>

@@ -301,18 +301,18 @@ export function ShortcutSettings() {
           onClick=${() => save({}, 'every shortcut back to its default')}>Reset all</button>
       </header>
       <div class="card-body">
-        <table class="table shortcuts-table" id="keys-table">
+        <table class="table shortcuts-table keys-table" id="keys-table" role="table">
           <caption class="visually-hidden">Actions and their keys</caption>
           <thead><tr><th scope="col">Action</th><th scope="col">Keys</th><th scope="col"><span class="visually-hidden">Change</span></th></tr></thead>
-          <tbody>
+          <tbody role="rowgroup">
             ${available().map((a) => html`
-              <tr key=${a.id} id=${'keys-' + a.id}>
-                <th scope="row">${a.label}</th>
-                <td>${editing === a.id
+              <tr key=${a.id} id=${'keys-' + a.id} role="row">
+                <th scope="row" role="rowheader">${a.label}</th>
+                <td role="cell">${editing === a.id
                   ? html`<span class="keys-capture" role="status">Press the new keys… (Escape cancels)</span>`
                   : html`<${Keys} keys=${current[a.id]} />`}
                   ${error && error.action === a.id ? html`<p class="error-note" role="alert">${error.message}</p>` : null}</td>
-                <td class="keys-buttons">
+                <td class="keys-buttons" role="cell">
                   <button type="button" class="btn btn-sm" onClick=${() => { setError(null); setSaved(''); setEditing(editing === a.id ? '' : a.id); }}>
                     ${editing === a.id ? 'Cancel' : 'Change'}</button>
                   ${o[a.id] ? html`<button type="button" class="btn btn-ghost btn-sm" onClick=${() => reset(a.id)}>Reset</button>` : null}

@@ -326,18 +326,63 @@ export function toastError(prefix, err) {
   return toast(prefix ? `${prefix}: ${msg}` : msg, { error: true, timeout: 9000 });
 }
 
+// KEEP_CLEAR are the controls that stay put while the page under them
+// scrolls: toasts go above the highest of them that is on screen.
+const KEEP_CLEAR = ['.chat-composer', '.jump-latest', '.shell.is-sidebar-open .sidebar-footer'];
+
+// placeToasts puts the toasts over the middle of the main column, just
+// above the composer (or the bottom of the window when there is none), so
+// that they cover the transcript or the page, which scroll, and never the
+// composer's buttons, the sidebar's account chip or the top bar. The
+// values go to CSS variables that app.css positions the host with.
+function placeToasts(el, last) {
+  const main = document.getElementById('main');
+  if (!main) return;
+  const m = main.getBoundingClientRect();
+  let bottom = window.innerHeight;
+  for (const sel of KEEP_CLEAR) {
+    const c = document.querySelector(sel);
+    const r = c && c.getBoundingClientRect();
+    if (r && r.height > 0 && r.top < bottom && r.bottom > 0) bottom = r.top;
+  }
+  const v = `${Math.round(m.left + m.width / 2)}|${Math.round(m.width)}|${Math.round(window.innerHeight - bottom)}`;
+  if (v === last.current) return;
+  last.current = v;
+  const [x, w, b] = v.split('|');
+  el.style.setProperty('--toasts-x', `${x}px`);
+  el.style.setProperty('--toasts-room', `${w}px`);
+  el.style.setProperty('--toasts-bottom', `${b}px`);
+}
+
 export function ToastHost() {
   const [list, setList] = useState(toasts);
+  const ref = useRef(null);
+  const last = useRef('');
   useEffect(() => {
     toastSetter = setList;
     return () => { toastSetter = null; };
   }, []);
+  // While toasts show, they follow what they must keep clear of: the
+  // composer grows as one types, a route change swaps it, "Jump to latest"
+  // comes and goes, a phone's keyboard moves everything. One measurement a
+  // frame, for the few seconds a toast lasts.
+  const showing = list.length > 0;
+  useLayoutEffect(() => {
+    if (!showing || !ref.current) return undefined;
+    let frame = 0;
+    const tick = () => {
+      if (ref.current) placeToasts(ref.current, last);
+      frame = requestAnimationFrame(tick);
+    };
+    tick();
+    return () => cancelAnimationFrame(frame);
+  }, [showing]);
   const dismiss = (id) => {
     toasts = toasts.filter((t) => t.id !== id);
     setList(toasts);
   };
   return html`
-    <div class="toasts" role="status" aria-live="polite">
+    <div class="toasts" role="status" aria-live="polite" ref=${ref}>
       ${list.map((t) => html`
         <div class=${'toast' + (t.error ? ' is-error' : '')} key=${t.id}>
           <span class="toast-text">${t.message}</span>

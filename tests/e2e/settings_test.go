@@ -459,13 +459,30 @@ func TestSettingsModels(t *testing.T) {
 	u.step(t, "avatar", func(t *testing.T, u *adminUI) {
 		u.clickXPath(modelRow("test-model-01") + `//button[contains(@class,'model-row-main')]`)
 		u.waitJS(`document.querySelector('.model-detail .card-title')?.innerText === 'test-model-01'`)
+		// Edits typed before the image is chosen are not saved yet; the
+		// image must not throw them away.
+		desc := u.str(`document.querySelector('.model-detail textarea[id$="-desc"]').id`)
+		u.fill("#"+desc, "Typed before the image")
 		u.do(chromedp.SetUploadFiles(chromedp.CSS(`.model-detail input[type=file]`), []string{tinyPNG(t)}))
 		u.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('Image saved.'))`)
 		u.waitJS(`(() => { const i = document.querySelector('.model-detail img.avatar'); return !!i && i.complete && i.naturalWidth === 16; })()`)
+		if v := u.str(`document.querySelector('.model-detail textarea[id$="-desc"]')?.value ?? ''`); v != "Typed before the image" {
+			t.Errorf("after the image was saved the description reads %q, want what was typed", v)
+		}
 		u.waitJS(fmt.Sprintf(`(() => { const r = document.evaluate(%q, document, null, 9, null).singleNodeValue;
 			const i = r && r.querySelector('img.avatar'); return !!i && i.complete && i.naturalWidth === 16; })()`, modelRow("test-model-01")))
 		u.waitJS(`!!document.querySelector('.model-detail') && [...document.querySelectorAll('.model-detail button')].some((b) => b.innerText === 'Remove image')`)
 		u.shot("models")
+		// The typed description is still the form's to save.
+		u.clickXPath(`//form[contains(@class,'model-detail')]//button[@type='submit']`)
+		// Not the toast: the rename's "Model saved." may still be showing.
+		waitUntil(t, "test-model-01 to have the typed description", func() bool {
+			var page struct {
+				Items []struct{ Description string }
+			}
+			harness.API(t, u.base, "Models.List", &page, map[string]any{"query": "test-model-01"})
+			return len(page.Items) == 1 && page.Items[0].Description == "Typed before the image"
+		})
 	})
 
 	u.step(t, "picker follows the admin", func(t *testing.T, u *adminUI) {
