@@ -53,7 +53,8 @@ const driveReplies = `(async (n, perChat, offset) => {
     const setValue = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set;
     setValue.call(box, 'Bench message ' + (offset + i + 1));
     box.dispatchEvent(new Event('input', { bubbles: true }));
-    await sleep(20);
+    // Enter reads the text the composer last drew: wait until it has.
+    await until(() => !document.querySelector('#composer-button').disabled);
     box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', code: 'Enter', keyCode: 13, bubbles: true, cancelable: true }));
     await until(() => {
       const all = document.querySelectorAll('.msg-assistant');
