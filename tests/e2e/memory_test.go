@@ -219,7 +219,7 @@ func chatNode(n *cdp.Node) string {
 	}
 	for _, c := range strings.Fields(attr("class")) {
 		switch c {
-		case "msg", "chat-view", "transcript", "chat-scroll":
+		case "msg", "msg-body", "chat-view", "chat-scroll", "chat-inner", "transcript":
 			return fmt.Sprintf("<%s class=%q id=%q>", n.LocalName, attr("class"), attr("id"))
 		}
 	}
