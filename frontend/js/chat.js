@@ -164,12 +164,17 @@ export function ChatView({ chatId, narrow }) {
 
   // ---------- loading ----------
 
-  const attachStreaming = (list) => {
+  // endedBefore, from reloadNewest: the replies already over when the page
+  // was asked for. A reply that ended while the page was on its way was
+  // streaming when it was read: that says nothing new and must not start
+  // it again. One over before and streaming now is a new reply under a
+  // reused id (NOTES).
+  const attachStreaming = (list, endedBefore = null) => {
     for (const m of list) {
       if (m.role !== 'assistant') continue;
       const st = states.get(m.id);
       if (m.status === 'streaming') {
-        if (!st || st.final) {
+        if (!st || (st.final && (!endedBefore || endedBefore.has(st)))) {
           const s = new ReplyState(m.id, { html: m.html || '', reasoning: m.reasoning || '', status: 'streaming' });
           follower.current.attach(s);
         }
@@ -184,6 +189,7 @@ export function ChatView({ chatId, narrow }) {
 
   const reloadNewest = useCallback(async () => {
     if (!chatId || !follower.current) return;
+    const endedBefore = new Set([...states.values()].filter((st) => st.final));
     try {
       const r = await call('Chats.Messages', chatId, 0, PAGE);
       if (!follower.current || follower.current.closed) return;
@@ -191,7 +197,7 @@ export function ChatView({ chatId, narrow }) {
       const merged = mergeNewest(messagesRef.current, page);
       if (messagesRef.current.length <= page.length) setHasMore(!!(r && r.hasMore));
       setMessages(merged);
-      attachStreaming(page);
+      attachStreaming(page, endedBefore);
       bump();
     } catch (err) {
       console.warn('lembas: could not reload messages:', err.message);

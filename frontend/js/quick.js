@@ -101,7 +101,7 @@ function reportModeNow() {
     const isQuick = !!shell && shell.classList.contains('is-quick');
     if ((want === 'quick') === isQuick && shell) {
       report('window', `${want} ${location.hash || '#/'} tray=${win.tray} (${win.trayStatus}) about=${aboutTray}`);
-    } else if (tries++ < 100) setTimeout(check, 50);
+    } else if (tries++ < 600) setTimeout(check, 50); // 30 s: a loaded machine renders slowly
   };
   setTimeout(check, 50);
 }

@@ -15,11 +15,34 @@
 //
 // Every chat visited left one such tree behind (issue 5's memory figure).
 // releaseStale, run after each change of route, points every child on screen
-// at its real parent and empties the static vnodes that templates still hold
-// but that are not on screen. It uses Preact's mangled field names (`__k`
-// children, `__` parent, `__e` DOM, `__c` component, `__d` next DOM), fixed
-// throughout Preact 10; tests/e2e/memory_test.go fails if this stops working.
-// Newer Preact clears these fields itself on unmount.
+// at its real parent and empties every static vnode that is not on screen.
+// It uses Preact's mangled field names (`__k` children, `__` parent, `__e`
+// DOM, `__c` component, `__d` next DOM), fixed throughout Preact 10;
+// tests/e2e/memory_test.go fails if this stops working. Newer Preact clears
+// these fields itself on unmount.
+//
+// The static vnodes are known from the moment htm makes them: htm builds each
+// element with `h.apply(ops, args)`, where `ops[0]` is 0 when nothing inside
+// depends on a value, and caches that vnode for the template's life. A
+// static part drawn only briefly (the "Gathering the pages" line while a chat
+// loads) is never on screen when releaseStale runs, so looking for them in
+// the tree on screen alone missed it, and it kept the chat it was drawn in —
+// which chat depended on timing (issue 10).
+
+import { h } from '../vendor/htm-preact/standalone.module.js';
+
+const statics = new Set();
+
+if (!Object.prototype.hasOwnProperty.call(h, 'apply')) {
+  Object.defineProperty(h, 'apply', {
+    configurable: true,
+    value(self, args) {
+      const v = Reflect.apply(h, self, args);
+      if (Array.isArray(self) && self[0] === 0 && v && typeof v === 'object') statics.add(v);
+      return v;
+    },
+  });
+}
 
 /** releaseStale cuts links from the tree rendered into container to old trees. */
 export function releaseStale(container) {
@@ -61,5 +84,6 @@ export function releaseStale(container) {
   for (const v of live) {
     if (v.props && typeof v.props === 'object') release(v.props.children);
   }
+  for (const v of statics) release(v);
   return released;
 }

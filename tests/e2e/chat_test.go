@@ -233,7 +233,8 @@ func TestChatInChromium(t *testing.T) {
 // TestModelOutputCannotRunScript streams XSS payloads as model output and
 // checks that nothing runs.
 func TestModelOutputCannotRunScript(t *testing.T) {
-	a := newChatApp(t)
+	a := serveChatApp(t)
+	a.open(t, idleScript)
 	payloads, err := os.ReadFile(harness.RepoRoot() + "/testdata/xss/payloadbox-xss-payload-list.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -248,11 +249,22 @@ func TestModelOutputCannotRunScript(t *testing.T) {
 		"<img src=x onerror=\"window.__pwned=1\">", "![remote](https://evil.example/p.png)",
 		`<a id="go">go</a>`, "# location", "<svg onload=window.__pwned=1>",
 		"```\"><script>window.__pwned=1</script>\n```")
-	a.js(`(() => { window.__pwned = 0; window.alert = window.confirm = window.prompt = () => { window.__pwned = 2; }; return true; })()`)
+	// Loads and failures of what the reply embeds are when injected
+	// handlers would run: note each element's, and look only once all of
+	// them have had theirs and the app has nothing left to do (a fixed
+	// half second was too short on a loaded machine to prove anything).
+	a.js(`(() => {
+	  window.__pwned = 0; window.alert = window.confirm = window.prompt = () => { window.__pwned = 2; };
+	  window.__settled = new WeakSet();
+	  const mark = (e) => { if (e.target instanceof Element) window.__settled.add(e.target); };
+	  document.addEventListener('load', mark, true);
+	  document.addEventListener('error', mark, true);
+	  return true; })()`)
 	a.llm.Enqueue(fakellm.Stream(strings.Join(sample, "\n\n")))
 	a.send("Show me hostile output")
 	a.waitReplyIdle()
-	time.Sleep(500 * time.Millisecond)
+	a.waitJS(`[...document.querySelectorAll('.msg-assistant [src]')].every((el) => !el.getAttribute('src') || window.__settled.has(el))`)
+	waitIdle(t, a.ctx)
 	if v := a.js(`window.__pwned`); v != float64(0) {
 		t.Fatalf("model output ran script: __pwned = %v", v)
 	}

@@ -163,8 +163,12 @@ func TestShellInChromium(t *testing.T) {
 				if err := chromedp.Do(ctx, harness.Click(chromedp.CSS("#sidebar-toggle"))); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(400 * time.Millisecond) // the slide-in transition
-				if !eval[bool](t, ctx, visible) {
+				// The slide-in is a transition too: wait for it rather
+				// than for a fixed 400 ms, which a loaded machine overran.
+				pctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+				_, err = chromedp.Run(pctx, chromedp.Poll[bool](visible))
+				cancel()
+				if err != nil {
 					t.Error("sidebar toggle did not show the sidebar")
 				}
 				if eval[bool](t, ctx, `document.documentElement.scrollWidth > innerWidth + 1`) {

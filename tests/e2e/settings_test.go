@@ -194,7 +194,9 @@ func TestSettingsConnections(t *testing.T) {
 		}
 		u.shot("firstrun")
 		u.clickXPath(`//section[contains(@class,'firstrun')]//a[normalize-space(.)="Add a connection manually"]`)
-		if !u.within(5*time.Second, `location.hash === '#/settings/connections/new' && !!document.querySelector('#conn-new-name')`) {
+		// As long as any other step may take: a loaded machine can overrun
+		// a shorter wait, and the error would then blame the link.
+		if !u.within(stepTimeout, `location.hash === '#/settings/connections/new' && !!document.querySelector('#conn-new-name')`) {
 			// chat.js onTranscriptClick calls preventDefault on every
 			// a[href^="#"] inside .chat-scroll (meant for in-message
 			// anchors); the first-run card is inside it.
