@@ -117,10 +117,15 @@ type Service struct {
 	log *slog.Logger
 	opt Options
 
-	mu     sync.Mutex
-	byChat map[ids.ChatID]*gen
-	closed bool
-	wg     sync.WaitGroup
+	// write commits rows: the store's Checkpoint (tests put a failing
+	// writer in front of it).
+	write func(ctx context.Context, ups []store.MessageUpdate) ([]ids.MessageID, error)
+
+	mu      sync.Mutex
+	byChat  map[ids.ChatID]*gen
+	closed  bool
+	closing chan struct{} // closed when Shutdown begins: final writes get one last try
+	wg      sync.WaitGroup
 
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
@@ -140,7 +145,7 @@ func New(db *store.DB, bus events.Publisher, rnd *render.Renderer, log *slog.Log
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{db: db, bus: bus, rnd: rnd, log: log, opt: opt, byChat: map[ids.ChatID]*gen{},
-		stopLoop: cancel, loopDone: make(chan struct{})}
+		write: db.Checkpoint, closing: make(chan struct{}), stopLoop: cancel, loopDone: make(chan struct{})}
 	go s.checkpointLoop(ctx)
 	return s
 }
@@ -449,11 +454,7 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	g.dirty = false
 	g.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := s.db.Checkpoint(ctx, []store.MessageUpdate{upd}); err != nil {
-		s.log.Error("write final reply", "message", g.job.Message, "err", err)
-	}
+	s.writeFinal(upd)
 
 	g.mu.Lock()
 	g.seq++
@@ -472,6 +473,8 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	close(g.done)
 
 	if g.job.Done != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		g.job.Done(ctx, Outcome{User: g.job.User, Chat: g.job.Chat, Message: g.job.Message, Status: status,
 			Content: g.content.String(), Error: g.errText, FinishReason: res.FinishReason, StreamOptionsRejected: res.StreamOptionsRejected})
 	}
@@ -484,6 +487,48 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 		}
 		s.mu.Unlock()
 	})
+}
+
+// Backoff between attempts at writing a final row: from finalRetryFirst,
+// doubling up to finalRetryMax.
+const (
+	finalRetryFirst = 50 * time.Millisecond
+	finalRetryMax   = 5 * time.Second
+)
+
+// writeFinal writes a reply's final row, retrying with backoff until it
+// lands: a busy or briefly failing database must not leave a finished
+// reply "streaming" (and its text lost to the next start's
+// InterruptStreaming) while the follower has been told it is final. Once
+// Shutdown has begun it makes one last attempt and gives up.
+func (s *Service) writeFinal(upd store.MessageUpdate) {
+	wait := finalRetryFirst
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := s.write(ctx, []store.MessageUpdate{upd})
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("final reply written", "message", upd.ID, "attempts", attempt)
+			}
+			return
+		}
+		select {
+		case <-s.closing:
+			if attempt > 1 {
+				s.log.Error("write final reply: giving up at shutdown", "message", upd.ID, "attempts", attempt, "err", err)
+				return
+			}
+			// Shutdown began during the first attempt: one more.
+		default:
+			s.log.Warn("write final reply; retrying", "message", upd.ID, "attempt", attempt, "err", err)
+			select {
+			case <-time.After(wait):
+			case <-s.closing:
+			}
+		}
+		wait = min(2*wait, finalRetryMax)
+	}
 }
 
 // checkpointLoop writes every dirty reply in one transaction per tick.
@@ -521,9 +566,19 @@ func (s *Service) checkpoint() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	gone, err := s.db.Checkpoint(ctx, batch)
+	gone, err := s.write(ctx, batch)
 	if err != nil {
 		s.log.Error("checkpoint replies", "count", len(batch), "err", err)
+		// Write them again at the next tick.
+		s.mu.Lock()
+		for _, g := range s.byChat {
+			g.mu.Lock()
+			if !g.finished && g.status == StatusStreaming {
+				g.dirty = true
+			}
+			g.mu.Unlock()
+		}
+		s.mu.Unlock()
 		return
 	}
 	// A reply whose row is no longer streaming was deleted by a rewind (or
@@ -544,6 +599,9 @@ func (s *Service) checkpoint() {
 // waits for them to be written, or for ctx.
 func (s *Service) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.closing)
+	}
 	s.closed = true
 	var running []*gen
 	for _, g := range s.byChat {
