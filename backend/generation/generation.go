@@ -51,6 +51,9 @@ type Job struct {
 	Prefix        string
 	PrefixReason  string
 	ContextLength int
+	// OmittedTurns is how many earlier turns of the chat did not fit the
+	// request (shown above the reply, from its metrics).
+	OmittedTurns int
 	// Done runs after the final row is written and the last frame sent,
 	// with the reply's final state (titles, unread markers, notifications).
 	Done func(ctx context.Context, out Outcome)
@@ -77,6 +80,9 @@ type Metrics struct {
 	CompletionTokens *int     `json:"completionTokens,omitempty"`
 	Estimated        bool     `json:"estimated"`
 	ContextPct       *float64 `json:"contextPct,omitempty"`
+	// OmittedTurns is how many earlier turns were not sent with the
+	// request because they did not fit the model's context.
+	OmittedTurns int `json:"omittedTurns,omitempty"`
 }
 
 // Frame is one update of a reply for followers (docs/API.md, topic "gen").
@@ -391,7 +397,7 @@ func (g *gen) nextFrame() (Frame, bool) {
 // updateMetrics fills the metrics from usage when the endpoint reported it,
 // else from the chars/4 estimate. g.mu held.
 func (g *gen) updateMetrics(u *llm.Usage) {
-	m := Metrics{}
+	m := Metrics{OmittedTurns: g.job.OmittedTurns}
 	if g.firstTok > 0 {
 		m.TTFTMs = ptr(g.firstTok.Milliseconds())
 	}
