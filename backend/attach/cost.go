@@ -30,7 +30,7 @@ func Cost(prefix []byte, lim Limits) int64 {
 	default:
 		return 0
 	}
-	most := lim.MaxDecodeBytes + scaledBytes(lim.MaxImageSide, lim.MaxImageSide, lim.MaxImageSide)
+	most := MaxCost(lim)
 	data := prefix
 	if f == formatWebP {
 		frame, _, err := webpFirstFrame(prefix)
@@ -48,6 +48,12 @@ func Cost(prefix []byte, lim Limits) int64 {
 		return 0 // refused from its header, before any pixel is decoded
 	}
 	return need + scaledBytes(cfg.Width, cfg.Height, lim.MaxImageSide)
+}
+
+// MaxCost is the most [Cost] answers: an image at MaxDecodeBytes, scaled.
+func MaxCost(lim Limits) int64 {
+	lim = lim.withDefaults()
+	return lim.MaxDecodeBytes + scaledBytes(lim.MaxImageSide, lim.MaxImageSide, lim.MaxImageSide)
 }
 
 // scaledBytes is the RGBA copy an image of w × h is scaled (or converted)
