@@ -7,7 +7,6 @@ import (
 	"image"
 	"image/png"
 	"io"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,9 +59,6 @@ func picture(t *testing.T) []byte {
 	return append(buf.Bytes(), make([]byte, 2*attach.PeekSize)...)
 }
 
-func text() []byte {
-	return []byte(strings.Repeat("plain words for a text file\n", 2*attach.PeekSize/28+1))
-}
 
 type uploads struct {
 	t       *testing.T

@@ -15,7 +15,7 @@ import (
 	"github.com/llembas/lembas/backend/store"
 )
 
-func newService(t *testing.T, lim Limits) (*Service, *store.DB, ids.UserID) {
+func newService(t testing.TB, lim Limits) (*Service, *store.DB, ids.UserID) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
