@@ -59,7 +59,6 @@ func picture(t *testing.T) []byte {
 	return append(buf.Bytes(), make([]byte, 2*attach.PeekSize)...)
 }
 
-
 type uploads struct {
 	t       *testing.T
 	s       *Service
