@@ -419,8 +419,8 @@ func (s *Service) prepare(ctx context.Context, user ids.UserID, chatID ids.ChatI
 // startReply builds the request from the chat's path and starts the reply.
 // With cont set, the reply continues that existing message; otherwise a new
 // assistant message is added. Call it holding the chat's lock.
-func (s *Service) startReply(ctx context.Context, user ids.UserID, _ ids.ChatID, cont *store.Message, tgt target) (store.Message, error) {
-	chatID, model, client, conn := tgt.chat.ID, tgt.model, tgt.client, tgt.conn
+func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.ChatID, cont *store.Message, tgt target) (store.Message, error) {
+	model, client, conn := tgt.model, tgt.client, tgt.conn
 	req, omitted, err := s.request(ctx, user, cont, tgt)
 	if err != nil {
 		return store.Message{}, err
