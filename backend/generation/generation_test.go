@@ -2,9 +2,11 @@ package generation
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,6 +30,7 @@ type replyEnv struct {
 	msg     ids.MessageID
 	client  *llm.Client
 	llm     *fakellm.Server
+	dir     string
 	failed  atomic.Int64 // failed writes of a final row
 	written atomic.Int64 // final rows written
 }
@@ -35,6 +38,10 @@ type replyEnv struct {
 var errInjected = errors.New("injected: database is locked")
 
 func newReplyEnv(t *testing.T, fail func(e *replyEnv) bool) *replyEnv {
+	return newReplyEnvLog(t, fail, slog.New(slog.DiscardHandler))
+}
+
+func newReplyEnvLog(t *testing.T, fail func(e *replyEnv) bool, log *slog.Logger) *replyEnv {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -64,11 +71,12 @@ func newReplyEnv(t *testing.T, fail func(e *replyEnv) bool) *replyEnv {
 	if e.client, err = llm.NewClient(llm.Endpoint{BaseURL: e.llm.URL()}, llm.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	e.gen = New(db, events.NewBus(), render.New(), slog.New(slog.DiscardHandler),
+	e.dir = dir
+	e.gen = New(db, events.NewBus(), render.New(), log,
 		Options{FrameEvery: 5 * time.Millisecond, CheckpointEvery: 20 * time.Millisecond})
 	e.gen.write = func(ctx context.Context, ups []store.MessageUpdate) ([]ids.MessageID, error) {
 		final := len(ups) == 1 && ups[0].Status != StatusStreaming
-		if fail(e) {
+		if fail != nil && fail(e) {
 			if final {
 				e.failed.Add(1)
 			}
@@ -158,6 +166,56 @@ func TestFinalWriteGetsALastChanceAtShutdown(t *testing.T) {
 	}
 	m := e.row(t)
 	if m.Status != store.StatusFinal || m.Content != "Written at the end." {
+		t.Errorf("row is %s with %q", m.Status, m.Content)
+	}
+}
+
+// retries counts the final writes the service reports as failed.
+type retries struct {
+	slog.Handler
+	n *atomic.Int64
+}
+
+func (r retries) Enabled(context.Context, slog.Level) bool { return true }
+
+func (r retries) Handle(ctx context.Context, rec slog.Record) error {
+	if strings.HasPrefix(rec.Message, "write final reply") {
+		r.n.Add(1)
+	}
+	return nil
+}
+
+// With the real database locked by another connection (SQLite answers
+// "database is locked" after its busy timeout), the final row is written
+// once the lock goes.
+func TestFinalWriteWaitsOutALockedDatabase(t *testing.T) {
+	var failed atomic.Int64
+	e := newReplyEnvLog(t, nil, slog.New(retries{Handler: slog.DiscardHandler, n: &failed}))
+	locker, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "lembas.db")+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	conn, err := locker.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	e.start(t, "Kept ", "through ", "the lock.")
+	poll(t, "a final write has failed on the lock", func() bool { return failed.Load() >= 1 })
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.gen.Wait(ctx, e.chat); err != nil {
+		t.Fatal(err)
+	}
+	m := e.row(t)
+	if m.Status != store.StatusFinal || m.Content != "Kept through the lock." {
 		t.Errorf("row is %s with %q", m.Status, m.Content)
 	}
 }
