@@ -20,6 +20,10 @@ go test -run '^$' -bench LongChatOpen -count 3 ./tests/e2e | tee -a "$out"
 go test -run '^$' -bench 'DesktopStart' -benchtime 3x -count 3 ./tests/desktop | tee -a "$out"
 go test -run '^$' -bench 'DesktopMemory|ServeMemory' -benchtime 1x -count 1 ./tests/desktop | tee -a "$out"
 
+# Four of the costliest images the limits accept (16-bit RGBA, 20 MP, 160
+# MB decoded) uploaded at once by four users: the process's peak RSS.
+go test -run '^$' -bench WorstCaseImages -benchtime 1x -count 3 ./backend/files | tee -a "$out"
+
 # median NAME COLUMN-UNIT: the median of the value before UNIT on the
 # benchmark's lines.
 median() {
@@ -42,6 +46,7 @@ echo "figure render_amplification $(median RenderAmplification/coalesced render_
 echo "figure follower_bytes_ratio $(median FollowerBytes/coalesced follower_bytes_ratio) x"
 echo "figure search_p95_ms_100k $(median Search100k p95_ms) ms"
 echo "figure search_speedup_vs_like $(median Search100k speedup_vs_like) x"
+echo "figure upload_peak_rss_4_worst_images_mb $(median WorstCaseImages peak_rss_mb) MB"
 echo "figure long_chat_open_ratio $(median LongChatOpen long_chat_open_ratio) x"
 echo "figure desktop_start_ms $(median DesktopStart ms/start) ms"
 echo "figure desktop_pss_mb $(median DesktopMemory total_start_mb) MB"

@@ -22,8 +22,10 @@
 //     image such as a screenshot, JPEG otherwise. Re-encoding drops EXIF, GPS,
 //     ICC and every other piece of metadata. Animated GIF and WebP keep their
 //     first frame, and only that frame is decoded. Peak memory is about the
-//     decoded source: 1.5 bytes a pixel for a JPEG, 4 for a PNG, so 60–160 MB
-//     at the default 40-megapixel limit.
+//     decoded source: 1.5 bytes a pixel for a JPEG, 4 for an 8-bit PNG, 8 for
+//     a 16-bit one with alpha; [Limits.MaxDecodeBytes] (160 MB by default)
+//     bounds it, estimated from the header, and [Cost] tells a caller what
+//     an upload will take before it is read.
 //   - PDFs are stored as uploaded, and their text is extracted once, here, in
 //     a goroutine bounded by [Limits.PDFTimeout] (extracting again per request
 //     would let a reply change when the parser is upgraded). A PDF without text
@@ -99,6 +101,11 @@ type Limits struct {
 	// MaxPixels is the largest image accepted, as declared in its header
 	// (width × height), checked before decoding.
 	MaxPixels int64
+	// MaxDecodeBytes bounds the memory of decoding one image, estimated
+	// from its header ([Cost]): a 16-bit PNG takes 8 bytes a pixel, twice
+	// an 8-bit one, so the pixel limit alone does not bound it. Zero:
+	// 4 × MaxPixels, an 8-bit RGBA image at the pixel limit.
+	MaxDecodeBytes int64
 	// MaxImageSide is the longest side of a stored image; larger images are
 	// scaled down to it.
 	MaxImageSide int
@@ -130,6 +137,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxPixels <= 0 {
 		l.MaxPixels = d.MaxPixels
+	}
+	if l.MaxDecodeBytes <= 0 {
+		l.MaxDecodeBytes = 4 * l.MaxPixels
 	}
 	if l.MaxImageSide <= 0 {
 		l.MaxImageSide = d.MaxImageSide

@@ -50,16 +50,28 @@ func processImage(ctx context.Context, display string, data []byte, f format, li
 			display, cfg.Width, cfg.Height, float64(lim.MaxPixels)/1e6)
 	}
 
-	orientation := 1
-	if f == formatJPEG {
-		// A progressive JPEG is decoded with every DCT coefficient held (4
-		// bytes a pixel per full-resolution component) besides the image,
-		// so the pixel limit alone does not bound its memory.
-		if need, budget := jpegDecodeBytes(data), 4*lim.MaxPixels; need > budget {
+	// The pixel limit alone does not bound memory: a progressive JPEG is
+	// decoded with every DCT coefficient held (4 bytes a pixel per
+	// full-resolution component) besides the image, and a 16-bit PNG
+	// takes 8 bytes a pixel.
+	if need := decodeBytes(cfg, data, f); need > lim.MaxDecodeBytes {
+		switch {
+		case f == formatJPEG:
 			return Result{}, apperr.New(apperr.Invalid,
 				"%s is a progressive JPEG too large to read: %d × %d pixels (save it as a baseline JPEG, or smaller, first).",
 				display, cfg.Width, cfg.Height)
+		case deep(cfg.ColorModel):
+			return Result{}, apperr.New(apperr.Invalid,
+				"%s is too large to read: %d × %d pixels at 16 bits a channel would take %d MB (the limit is %d MB); save it with 8 bits a channel, or smaller, first.",
+				display, cfg.Width, cfg.Height, need>>20, lim.MaxDecodeBytes>>20)
 		}
+		return Result{}, apperr.New(apperr.Invalid,
+			"%s is too large to read: %d × %d pixels would take %d MB (the limit is %d MB); save it smaller first.",
+			display, cfg.Width, cfg.Height, need>>20, lim.MaxDecodeBytes>>20)
+	}
+
+	orientation := 1
+	if f == formatJPEG {
 		orientation = jpegOrientation(data)
 	}
 

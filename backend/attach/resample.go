@@ -39,7 +39,7 @@ func areaScale(src image.Image, w, h int) *image.RGBA {
 		out++
 	}
 	for y := range sh {
-		draw.Draw(row, row.Rect, src, image.Pt(b.Min.X, b.Min.Y+y), draw.Src)
+		rowOf(row, src, b.Min.X, b.Min.Y+y)
 		clear(hrow)
 		for x, s := range xs {
 			p := row.Pix[4*x : 4*x+4 : 4*x+4]
@@ -107,4 +107,30 @@ func clamp8(v float32) uint8 {
 		return 255
 	}
 	return uint8(v + 0.5)
+}
+
+// rowOf converts one source row, from (x0, y), into row (premultiplied
+// RGBA). draw.Draw has fast paths for 8-bit images but reads 16-bit ones a
+// pixel at a time through interfaces (seconds for a 20-megapixel PNG), so
+// those are converted here, to the same bytes.
+func rowOf(row *image.RGBA, src image.Image, x0, y int) {
+	switch s := src.(type) {
+	case *image.NRGBA64:
+		p := s.Pix[s.PixOffset(x0, y):]
+		for i := 0; i < len(row.Pix); i += 4 {
+			q := p[2*i : 2*i+8 : 2*i+8]
+			a := uint32(q[6])<<8 | uint32(q[7])
+			row.Pix[i+0] = uint8((uint32(q[0])<<8 | uint32(q[1])) * a / 0xffff >> 8)
+			row.Pix[i+1] = uint8((uint32(q[2])<<8 | uint32(q[3])) * a / 0xffff >> 8)
+			row.Pix[i+2] = uint8((uint32(q[4])<<8 | uint32(q[5])) * a / 0xffff >> 8)
+			row.Pix[i+3] = uint8(a >> 8)
+		}
+	case *image.RGBA64:
+		p := s.Pix[s.PixOffset(x0, y):]
+		for i := 0; i < len(row.Pix); i++ {
+			row.Pix[i] = p[2*i] // the high byte of each premultiplied channel
+		}
+	default:
+		draw.Draw(row, row.Rect, src, image.Pt(x0, y), draw.Src)
+	}
 }

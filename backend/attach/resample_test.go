@@ -1,9 +1,13 @@
 package attach
 
 import (
+	"bytes"
 	"image"
 	"image/color"
+	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/image/draw"
 )
 
 func gray(w, h int, vals ...uint8) *image.Gray {
@@ -76,6 +80,42 @@ func TestSpansCoverEverySourcePixelOnce(t *testing.T) {
 				if want := float64(n) / float64(m); v < want-1e-3 || v > want+1e-3 {
 					t.Fatalf("%d→%d: output %d gets %.4f source pixels, want %.4f", n, m, i, v, want)
 				}
+			}
+		}
+	}
+}
+
+// The 16-bit fast paths give the bytes draw.Draw gives.
+func TestRowOfDeepImagesMatchesDraw(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, src := range []image.Image{image.NewNRGBA64(image.Rect(3, 5, 40, 9)), image.NewRGBA64(image.Rect(3, 5, 40, 9))} {
+		var pix []uint8
+		switch m := src.(type) {
+		case *image.NRGBA64:
+			pix = m.Pix
+		case *image.RGBA64:
+			pix = m.Pix
+		}
+		for i := range pix {
+			pix[i] = uint8(r.IntN(256))
+		}
+		if m, ok := src.(*image.RGBA64); ok { // premultiplied: no channel above alpha
+			for i := 0; i < len(m.Pix); i += 8 {
+				a := uint16(m.Pix[i+6])<<8 | uint16(m.Pix[i+7])
+				for c := 0; c < 6; c += 2 {
+					v := min(uint16(m.Pix[i+c])<<8|uint16(m.Pix[i+c+1]), a)
+					m.Pix[i+c], m.Pix[i+c+1] = uint8(v>>8), uint8(v)
+				}
+			}
+		}
+		b := src.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			got := image.NewRGBA(image.Rect(0, 0, b.Dx(), 1))
+			want := image.NewRGBA(image.Rect(0, 0, b.Dx(), 1))
+			rowOf(got, src, b.Min.X, y)
+			draw.Draw(want, want.Rect, src, image.Pt(b.Min.X, y), draw.Src)
+			if !bytes.Equal(got.Pix, want.Pix) {
+				t.Fatalf("%T row %d:\n got %v\nwant %v", src, y, got.Pix[:16], want.Pix[:16])
 			}
 		}
 	}

@@ -153,7 +153,8 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		if in.ModelID == 0 {
 			return Turn{}, apperr.New(apperr.Invalid, "choose a model for the new chat")
 		}
-		if _, err := s.usableModel(ctx, user, in.ModelID); err != nil {
+		model, err := s.usableModel(ctx, user, in.ModelID)
+		if err != nil {
 			return Turn{}, err
 		}
 		mid := in.ModelID
@@ -163,6 +164,9 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 				return Turn{}, apperr.New(apperr.Invalid, "unknown reasoning effort %q (want %s)", *e, strings.Join(llm.Efforts, ", "))
 			}
 			nc.Params = *in.Params
+		}
+		if err := s.checkFits(ctx, store.Chat{SystemPrompt: nc.SystemPrompt, Params: nc.Params}, model, content); err != nil {
+			return Turn{}, err
 		}
 		chat, userMsg, err = s.db.CreateChat(ctx, user, nc,
 			store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal, Attachments: in.Attachments})
@@ -191,6 +195,13 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 			}
 			if chat, err = s.db.UpdateChat(ctx, user, chat.ID, store.ChatPatch{Model: store.Some(in.ModelID)}); err != nil {
 				return Turn{}, storeErr(err, "chat")
+			}
+		}
+		if chat.ModelID != nil {
+			if model, err := s.db.ModelByID(ctx, user, *chat.ModelID); err == nil {
+				if err := s.checkFits(ctx, chat, model, content); err != nil {
+					return Turn{}, err
+				}
 			}
 		}
 		if userMsg, err = s.db.AddMessage(ctx, user, chat.ID, store.Message{Role: store.RoleUser, Content: content,
@@ -300,6 +311,9 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if err != nil {
 		return Turn{}, err
 	}
+	if err := s.checkFits(ctx, tgt.chat, tgt.model, content); err != nil {
+		return Turn{}, err
+	}
 	if attachments != nil {
 		// Before the rewind, so that a refused id changes nothing.
 		if err := s.db.SetMessageAttachments(ctx, user, m.ID, attachments); err != nil {
@@ -406,20 +420,11 @@ func (s *Service) prepare(ctx context.Context, user ids.UserID, chatID ids.ChatI
 // With cont set, the reply continues that existing message; otherwise a new
 // assistant message is added. Call it holding the chat's lock.
 func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.ChatID, cont *store.Message, tgt target) (store.Message, error) {
-	chat, model, client, conn := tgt.chat, tgt.model, tgt.client, tgt.conn
-	path, err := s.db.ChatPath(ctx, user, chatID)
-	if err != nil {
-		return store.Message{}, storeErr(err, "chat")
-	}
-	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
+	model, client, conn := tgt.model, tgt.client, tgt.conn
+	req, omitted, err := s.request(ctx, user, cont, tgt)
 	if err != nil {
 		return store.Message{}, err
 	}
-	files, err := s.turnFiles(ctx, user, path, model.Capabilities.Vision)
-	if err != nil {
-		return store.Message{}, err
-	}
-	req := buildRequest(chat, model, instancePrompt, path, cont, files)
 
 	var asst store.Message
 	if cont != nil {
@@ -434,7 +439,7 @@ func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.Ch
 	}
 	job := generation.Job{
 		User: user, Chat: chatID, Message: asst.ID, Client: client, Request: req,
-		ContextLength: int(model.ContextLength),
+		ContextLength: int(model.ContextLength), OmittedTurns: omitted,
 		Done: func(ctx context.Context, out generation.Outcome) {
 			s.replyDone(ctx, out, client, model, conn)
 		},
@@ -450,6 +455,27 @@ func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.Ch
 	}
 	s.Notify(user, chatID, "updated")
 	return asst, nil
+}
+
+// request builds the request of the chat's next reply from the newest
+// turns that fit the model's context (selectHistory), and says how many
+// earlier turns were left out.
+func (s *Service) request(ctx context.Context, user ids.UserID, cont *store.Message, tgt target) (llm.ChatRequest, int, error) {
+	chat, model := tgt.chat, tgt.model
+	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
+	if err != nil {
+		return llm.ChatRequest{}, 0, err
+	}
+	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
+	h, err := s.selectHistory(ctx, user, chat.ID, requestBudget(chat, model, system, cont != nil), model.Capabilities.Vision)
+	if err != nil {
+		return llm.ChatRequest{}, 0, err
+	}
+	files, err := s.turnFiles(ctx, user, h.msgs, model.Capabilities.Vision)
+	if err != nil {
+		return llm.ChatRequest{}, 0, err
+	}
+	return buildRequest(chat, model, instancePrompt, h.msgs, cont, files), h.omitted, nil
 }
 
 // buildRequest assembles the messages (reasoning is never replayed) and the
@@ -555,9 +581,15 @@ func (s *Service) autoTitle(user ids.UserID, chatID ids.ChatID, client *llm.Clie
 	if err != nil || !chat.TitleAuto {
 		return
 	}
+	// Only after the first exchange; counted without reading a long
+	// chat's every message.
+	n := 0
+	if err := s.db.WalkPath(ctx, user, chatID, func(store.PathEntry) bool { n++; return n <= 2 }); err != nil || n != 2 {
+		return
+	}
 	path, err := s.db.ChatPath(ctx, user, chatID)
 	if err != nil || len(path) != 2 {
-		return // only after the first exchange
+		return
 	}
 	req := llm.ChatRequest{Model: model.UpstreamID, Params: map[string]any{"max_tokens": 24, "temperature": 0.2},
 		Messages: []llm.Message{

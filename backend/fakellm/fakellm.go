@@ -33,7 +33,9 @@ type Server struct {
 	def    Reply
 	models Reply
 	reqs   []Request
-	grew   chan struct{}    // closed and replaced whenever reqs grows, to wake WaitRequests
+	seen   int              // requests received, recorded or not
+	keep   int              // how many requests reqs holds at most; -1: all
+	grew   chan struct{}    // closed and replaced whenever seen grows, to wake WaitRequests
 	routes map[string]Reply // "METHOD /path" → reply, for other endpoints (audio)
 }
 
@@ -55,6 +57,7 @@ func New(t testing.TB) *Server {
 		def:    Fixture("stream-no-reasoning"),
 		models: Fixture("models"),
 		grew:   make(chan struct{}),
+		keep:   -1,
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	t.Cleanup(s.Close)
@@ -112,7 +115,29 @@ func (s *Server) SetRoute(method, path string, r Reply) {
 	s.routes[method+" "+path] = r
 }
 
-// Requests returns every request received so far, in arrival order.
+// KeepRequests bounds the request log to the newest n requests (0: none
+// is recorded). By default every request is kept, which is what tests
+// want; a long-running fake (build/devllm) must not, or every chat it
+// answers stays in memory: a long chat sends the whole history each
+// time. WaitRequests counts every request either way.
+func (s *Server) KeepRequests(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = max(n, 0)
+	s.trim()
+}
+
+// trim drops the oldest recorded requests beyond keep. s.mu held.
+func (s *Server) trim() {
+	if s.keep >= 0 && len(s.reqs) > s.keep {
+		n := copy(s.reqs, s.reqs[len(s.reqs)-s.keep:])
+		clear(s.reqs[n:])
+		s.reqs = s.reqs[:n]
+	}
+}
+
+// Requests returns the requests received so far (all of them, or the
+// newest KeepRequests allows), in arrival order.
 // Callers must not modify the bodies, headers or decoded JSON.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -124,7 +149,7 @@ func (s *Server) Requests() []Request {
 func (s *Server) WaitRequests(ctx context.Context, n int) error {
 	for {
 		s.mu.Lock()
-		got, grew := len(s.reqs), s.grew
+		got, grew := s.seen, s.grew
 		s.mu.Unlock()
 		if got >= n {
 			return nil
@@ -151,7 +176,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	// Recording and dequeuing under one lock keeps the queue order equal to
 	// the recorded order, even for concurrent requests.
 	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
+	s.seen++
+	if s.keep != 0 {
+		s.reqs = append(s.reqs, req)
+		s.trim()
+	}
 	close(s.grew)
 	s.grew = make(chan struct{})
 	var rep Reply

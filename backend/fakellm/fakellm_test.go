@@ -374,6 +374,42 @@ func TestRequestsAreRecorded(t *testing.T) {
 	}
 }
 
+// A long-running fake keeps only as many requests as it is told: devllm
+// kept every request of a long chat (each holding the whole history) and
+// grew to 23 GB.
+func TestKeepRequestsBoundsTheLog(t *testing.T) {
+	s := fakellm.New(t)
+	s.KeepRequests(2)
+	for i := range 5 {
+		resp := post(t, s, fmt.Sprintf(`{"model":"m%d","stream":true,"messages":[{"role":"user","content":"hi"}]}`, i))
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := s.WaitRequests(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range s.Requests() {
+		got = append(got, r.JSON["model"].(string))
+	}
+	if want := []string{"m3", "m4"}; !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+
+	s.KeepRequests(0)
+	resp := post(t, s, `{"model":"m5","stream":true,"messages":[]}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err := s.WaitRequests(ctx, 6); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Errorf("%d requests kept after KeepRequests(0)", n)
+	}
+}
+
 func TestStatusBodies(t *testing.T) {
 	for _, tc := range []struct {
 		code int

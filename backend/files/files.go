@@ -12,6 +12,7 @@
 package files
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -65,15 +67,20 @@ type Service struct {
 	log    *slog.Logger
 	limits Limits
 	proc   attach.Limits
-	// slots bound how many uploads are processed at once: decoding an
-	// image or a PDF can take a few hundred MB, and uploads side by side
-	// would add up.
-	slots chan struct{}
+	// budget bounds the memory of uploads being decoded, shared fairly
+	// between users: decoding an image or a PDF can take a few hundred
+	// MB, and uploads side by side would add up. Text takes none of it.
+	budget *budget
 }
 
-// MaxProcessing is how many uploads are decoded at the same time; the
-// rest wait their turn (or give up with their request).
-const MaxProcessing = 2
+// DecodeBudget is how many of the costliest images (attach.MaxCost) the
+// decoding budget holds at once; smaller ones share it by their cost, and
+// the rest wait their turn (or give up with their request).
+const DecodeBudget = 2
+
+// collectAfter is the cost from which an upload's garbage is collected at
+// once.
+const collectAfter = 64 << 20
 
 // New returns the service for files under dataDir/files. A zero field of
 // lim takes its default.
@@ -94,8 +101,9 @@ func New(db *store.DB, dataDir string, log *slog.Logger, lim Limits) *Service {
 	if lim.Kinds == "" {
 		lim.Kinds = d.Kinds
 	}
+	proc := attach.Limits{MaxBytes: lim.MaxBytes}
 	return &Service{db: db, dir: filepath.Join(dataDir, "files"), log: log, limits: lim,
-		proc: attach.Limits{MaxBytes: lim.MaxBytes}, slots: make(chan struct{}, MaxProcessing)}
+		proc: proc, budget: newBudget(DecodeBudget * attach.MaxCost(proc))}
 }
 
 // Limits returns the limits.
@@ -172,13 +180,29 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 			return store.Attachment{}, quotaError(used, quota, 0)
 		}
 	}
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		return store.Attachment{}, ctx.Err()
+	// What decoding will take is read from the upload's first bytes;
+	// text costs nothing and never waits behind images.
+	br := bufio.NewReaderSize(r, attach.PeekSize)
+	prefix, err := br.Peek(attach.PeekSize)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return store.Attachment{}, fmt.Errorf("read upload: %w", err)
 	}
-	res, err := attach.Process(ctx, name, r, s.proc)
-	<-s.slots
+	release := func() {}
+	cost := attach.Cost(prefix, s.proc)
+	if cost > 0 {
+		if release, err = s.budget.acquire(ctx, user, cost); err != nil {
+			return store.Attachment{}, err
+		}
+	}
+	res, err := attach.Process(ctx, name, br, s.proc)
+	if cost >= collectAfter {
+		// The decoded pixels are garbage now. Collected before their
+		// bytes go to the next upload, the process stays near the budget;
+		// left to the collector, the heap would first grow to twice what
+		// was live (four worst-case images: 660 MB peak RSS, not 350).
+		runtime.GC()
+	}
+	release()
 	if err != nil {
 		return store.Attachment{}, err
 	}

@@ -3,22 +3,19 @@ package files
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 )
 
-func newService(t *testing.T, lim Limits) (*Service, *store.DB, ids.UserID) {
+func newService(t testing.TB, lim Limits) (*Service, *store.DB, ids.UserID) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -76,77 +73,5 @@ func TestConcurrentUploadsKeepThePendingLimit(t *testing.T) {
 	entries, _ := os.ReadDir(svc.Dir())
 	if len(entries) != n {
 		t.Errorf("%d files on disk for %d pending uploads (a refused upload left its file)", len(entries), n)
-	}
-}
-
-// gatedReader is a text upload whose first read waits for a release, so
-// the test can see how many uploads are being processed at once.
-type gatedReader struct {
-	started chan<- *gatedReader
-	release chan struct{}
-	active  *atomic.Int32
-	peak    *atomic.Int32
-	begun   bool
-	done    bool
-}
-
-func (g *gatedReader) Read(p []byte) (int, error) {
-	if g.done {
-		return 0, io.EOF
-	}
-	if !g.begun {
-		g.begun = true
-		n := g.active.Add(1)
-		for {
-			if old := g.peak.Load(); n <= old || g.peak.CompareAndSwap(old, n) {
-				break
-			}
-		}
-		g.started <- g
-		<-g.release
-		g.active.Add(-1)
-	}
-	g.done = true
-	return copy(p, "plain words for a text file\n"), nil
-}
-
-func TestUploadsAreProcessedAFewAtATime(t *testing.T) {
-	s, _, user := newService(t, Limits{MaxPending: 40})
-	const n = 6
-	started := make(chan *gatedReader, n)
-	var active, peak atomic.Int32
-	var wg sync.WaitGroup
-	for i := range n {
-		g := &gatedReader{started: started, release: make(chan struct{}), active: &active, peak: &peak}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := s.Upload(context.Background(), user, fmt.Sprintf("note%d.txt", i), g); err != nil {
-				t.Errorf("upload %d: %v", i, err)
-			}
-		}()
-	}
-	// Hold the first uploads in their reads and give the others a moment
-	// to start too: with the bound, none can. (A slow machine can only
-	// make a missing bound pass, never a present one fail.)
-	var held []*gatedReader
-	for len(held) < MaxProcessing {
-		held = append(held, <-started)
-	}
-	select {
-	case g := <-started:
-		held = append(held, g)
-	case <-time.After(300 * time.Millisecond):
-	}
-	for _, g := range held {
-		close(g.release)
-	}
-	for range n - len(held) {
-		g := <-started
-		close(g.release)
-	}
-	wg.Wait()
-	if p := peak.Load(); p > MaxProcessing {
-		t.Errorf("%d uploads were processed at once, want at most %d", p, MaxProcessing)
 	}
 }

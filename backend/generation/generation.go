@@ -51,6 +51,9 @@ type Job struct {
 	Prefix        string
 	PrefixReason  string
 	ContextLength int
+	// OmittedTurns is how many earlier turns of the chat did not fit the
+	// request (shown above the reply, from its metrics).
+	OmittedTurns int
 	// Done runs after the final row is written (with the chat marked
 	// unread) and the last frame sent, with the reply's final state
 	// (titles, notifications).
@@ -78,6 +81,9 @@ type Metrics struct {
 	CompletionTokens *int     `json:"completionTokens,omitempty"`
 	Estimated        bool     `json:"estimated"`
 	ContextPct       *float64 `json:"contextPct,omitempty"`
+	// OmittedTurns is how many earlier turns were not sent with the
+	// request because they did not fit the model's context.
+	OmittedTurns int `json:"omittedTurns,omitempty"`
 }
 
 // Frame is one update of a reply for followers (docs/API.md, topic "gen").
@@ -118,10 +124,15 @@ type Service struct {
 	log *slog.Logger
 	opt Options
 
-	mu     sync.Mutex
-	byChat map[ids.ChatID]*gen
-	closed bool
-	wg     sync.WaitGroup
+	// write commits rows: the store's Checkpoint (tests put a failing
+	// writer in front of it).
+	write func(ctx context.Context, ups []store.MessageUpdate) ([]ids.MessageID, error)
+
+	mu      sync.Mutex
+	byChat  map[ids.ChatID]*gen
+	closed  bool
+	closing chan struct{} // closed when Shutdown begins: final writes get one last try
+	wg      sync.WaitGroup
 
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
@@ -141,7 +152,7 @@ func New(db *store.DB, bus events.Publisher, rnd *render.Renderer, log *slog.Log
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{db: db, bus: bus, rnd: rnd, log: log, opt: opt, byChat: map[ids.ChatID]*gen{},
-		stopLoop: cancel, loopDone: make(chan struct{})}
+		write: db.Checkpoint, closing: make(chan struct{}), stopLoop: cancel, loopDone: make(chan struct{})}
 	go s.checkpointLoop(ctx)
 	return s
 }
@@ -387,7 +398,7 @@ func (g *gen) nextFrame() (Frame, bool) {
 // updateMetrics fills the metrics from usage when the endpoint reported it,
 // else from the chars/4 estimate. g.mu held.
 func (g *gen) updateMetrics(u *llm.Usage) {
-	m := Metrics{}
+	m := Metrics{OmittedTurns: g.job.OmittedTurns}
 	if g.firstTok > 0 {
 		m.TTFTMs = ptr(g.firstTok.Milliseconds())
 	}
@@ -461,11 +472,7 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	g.dirty = false
 	g.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := s.db.Checkpoint(ctx, []store.MessageUpdate{upd}); err != nil {
-		s.log.Error("write final reply", "message", g.job.Message, "err", err)
-	}
+	s.writeFinal(upd)
 
 	g.mu.Lock()
 	g.seq++
@@ -484,6 +491,8 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	close(g.done)
 
 	if g.job.Done != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		g.job.Done(ctx, Outcome{User: g.job.User, Chat: g.job.Chat, Message: g.job.Message, Status: status,
 			Content: g.content.String(), Error: g.errText, FinishReason: res.FinishReason, StreamOptionsRejected: res.StreamOptionsRejected})
 	}
@@ -496,6 +505,48 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 		}
 		s.mu.Unlock()
 	})
+}
+
+// Backoff between attempts at writing a final row: from finalRetryFirst,
+// doubling up to finalRetryMax.
+const (
+	finalRetryFirst = 50 * time.Millisecond
+	finalRetryMax   = 5 * time.Second
+)
+
+// writeFinal writes a reply's final row, retrying with backoff until it
+// lands: a busy or briefly failing database must not leave a finished
+// reply "streaming" (and its text lost to the next start's
+// InterruptStreaming) while the follower has been told it is final. Once
+// Shutdown has begun it makes one last attempt and gives up.
+func (s *Service) writeFinal(upd store.MessageUpdate) {
+	wait := finalRetryFirst
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := s.write(ctx, []store.MessageUpdate{upd})
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("final reply written", "message", upd.ID, "attempts", attempt)
+			}
+			return
+		}
+		select {
+		case <-s.closing:
+			if attempt > 1 {
+				s.log.Error("write final reply: giving up at shutdown", "message", upd.ID, "attempts", attempt, "err", err)
+				return
+			}
+			// Shutdown began during the first attempt: one more.
+		default:
+			s.log.Warn("write final reply; retrying", "message", upd.ID, "attempt", attempt, "err", err)
+			select {
+			case <-time.After(wait):
+			case <-s.closing:
+			}
+		}
+		wait = min(2*wait, finalRetryMax)
+	}
 }
 
 // checkpointLoop writes every dirty reply in one transaction per tick.
@@ -533,9 +584,19 @@ func (s *Service) checkpoint() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	gone, err := s.db.Checkpoint(ctx, batch)
+	gone, err := s.write(ctx, batch)
 	if err != nil {
 		s.log.Error("checkpoint replies", "count", len(batch), "err", err)
+		// Write them again at the next tick.
+		s.mu.Lock()
+		for _, g := range s.byChat {
+			g.mu.Lock()
+			if !g.finished && g.status == StatusStreaming {
+				g.dirty = true
+			}
+			g.mu.Unlock()
+		}
+		s.mu.Unlock()
 		return
 	}
 	// A reply whose row is no longer streaming was deleted by a rewind (or
@@ -556,6 +617,9 @@ func (s *Service) checkpoint() {
 // waits for them to be written, or for ctx.
 func (s *Service) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.closing)
+	}
 	s.closed = true
 	var running []*gen
 	for _, g := range s.byChat {

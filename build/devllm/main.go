@@ -46,16 +46,26 @@ $$\int_0^1 x^2\,dx = \tfrac{1}{3}$$
 | lembas | many |
 `
 
-func main() {
-	every := flag.Duration("every", 30*time.Millisecond, "delay between streamed chunks")
-	flag.Parse()
-	t := &tb{}
+// newServer starts the fake with the sample reply. It records no
+// requests: fakellm's log is for tests, and here it would keep every
+// request (a long chat's whole history each time) until the machine ran
+// out of memory.
+func newServer(t testing.TB, every time.Duration) *fakellm.Server {
 	srv := fakellm.New(t)
+	srv.KeepRequests(0)
 	var pieces []string
 	for i := 0; i < len(sample); i += 6 {
 		pieces = append(pieces, sample[i:min(i+6, len(sample))])
 	}
-	srv.SetDefault(fakellm.NewStream().Reasoning("The reader wants ", "a sample ", "answer.").Content(pieces...).Reply().Every(*every))
+	srv.SetDefault(fakellm.NewStream().Reasoning("The reader wants ", "a sample ", "answer.").Content(pieces...).Reply().Every(every))
+	return srv
+}
+
+func main() {
+	every := flag.Duration("every", 30*time.Millisecond, "delay between streamed chunks")
+	flag.Parse()
+	t := &tb{}
+	srv := newServer(t, *every)
 	fmt.Println(srv.URL())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt)

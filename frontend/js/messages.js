@@ -11,6 +11,7 @@ import { Icon, toast } from './ui.js';
 import { formatMetrics, metricsTitle, formatDate } from './format.js';
 import { AttachmentList, SmallIcon, filesFrom, isUploading, useAttachments, useDropTarget } from './attachments.js';
 import { ReadAloudButton, readAloud, audioStatus } from './voice.js';
+import { OmittedTurns } from './omitted.js';
 
 // ---------- User turns ----------
 
@@ -285,6 +286,7 @@ export class AssistantMessage extends Component {
       <article class=${'msg msg-assistant' + (highlighted ? ' is-highlighted' : '') + (streaming ? ' is-streaming' : '')}
         id=${'msg-' + msg.id} aria-busy=${streaming ? 'true' : 'false'}
         aria-label=${'Reply' + (msg.modelLabel ? ' from ' + msg.modelLabel : '')}>
+        <${OmittedTurns} metrics=${metrics} />
         ${msg.modelLabel ? html`<p class="msg-model" title=${formatDate(msg.createdAt)}>${msg.modelLabel}</p>` : null}
         <${AssistantBody} state=${state} html=${msg.html} reasoning=${msg.reasoning}
           onAnnounce=${onAnnounce} onSynced=${onSynced} />

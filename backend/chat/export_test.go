@@ -1,0 +1,18 @@
+package chat
+
+import (
+	"context"
+
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/llm"
+)
+
+// RequestFor builds the request the chat's next reply would be sent,
+// without starting it, and says how many earlier turns it leaves out.
+func (s *Service) RequestFor(ctx context.Context, user ids.UserID, chatID ids.ChatID) (llm.ChatRequest, int, error) {
+	tgt, err := s.prepare(ctx, user, chatID)
+	if err != nil {
+		return llm.ChatRequest{}, 0, err
+	}
+	return s.request(ctx, user, nil, tgt)
+}

@@ -1,0 +1,57 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/llembas/lembas/tests/harness"
+)
+
+// A chat longer than its model's context is sent from its newest turns, and
+// the transcript says above the reply how many earlier ones were not sent.
+func TestOmittedTurnsMarkerInChromium(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.SetDefault(noAutoTitles())
+	var models []struct{ ID int }
+	harness.API(t, a.base, "Models.Picker", &models)
+	if len(models) == 0 {
+		t.Fatal("no models")
+	}
+	harness.API(t, a.base, "Models.Update", nil, models[0].ID, map[string]any{"contextLength": 1024})
+
+	question := strings.Repeat("A long question about the keeping of lembas. ", 20) // ~300 tokens
+	var turn struct{ Chat struct{ ID int } }
+	for i := range 4 {
+		args := map[string]any{"modelId": models[0].ID, "content": question}
+		if i > 0 {
+			args["chatId"] = turn.Chat.ID
+		}
+		harness.API(t, a.base, "Chats.Send", &turn, args)
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			var chats []struct {
+				ID        int
+				Streaming bool
+			}
+			harness.API(t, a.base, "Chats.List", &chats)
+			if len(chats) == 1 && !chats[0].Streaming {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("reply %d never finished: %+v", i, chats)
+			}
+		}
+	}
+	a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.Itoa(turn.Chat.ID)))
+	a.waitJS(`document.querySelectorAll('.msg-assistant').length === 4`)
+	markers := a.str(`[...document.querySelectorAll('.msg-assistant')].map(m => { const o = m.querySelector('.msg-omitted'); return o ? o.innerText : '-'; }).join('|')`)
+	parts := strings.Split(markers, "|")
+	if parts[0] != "-" || !strings.HasSuffix(parts[3], "earlier turns were not sent") {
+		t.Errorf("markers above the replies: %q", markers)
+	}
+	a.js(`[...document.querySelectorAll('.msg-omitted')].pop().scrollIntoView({block: 'center'})`)
+	a.shot("omitted")
+}
