@@ -45,7 +45,11 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		return nil
 	}
 	w.WriteHeader(http.StatusOK)
-	if err := write("retry: 3000\n: connected\n\n"); err != nil {
+	// hello names the user whose events follow. A page relays one stream to
+	// all its tabs (js/events-worker.js) and drops a stream that turns out
+	// to be someone else's: the cookie it reconnects with may belong to
+	// another person since.
+	if err := write(fmt.Sprintf("retry: 3000\n: connected\nevent: hello\ndata: {\"user\":%d}\n\n", caller.UserID)); err != nil {
 		return
 	}
 	tick := time.NewTicker(h.opt.Heartbeat)

@@ -137,7 +137,10 @@ export function ChatView({ chatId, narrow }) {
 
   // ---------- loading ----------
 
-  const attachStreaming = (list) => {
+  // attachStreaming follows the replies a page of messages shows as
+  // streaming. After a gap in the events (resnap), a reply already followed
+  // is brought up to date from Chats.Live too: its missed frames are gone.
+  const attachStreaming = (list, resnap = false) => {
     for (const m of list) {
       if (m.role !== 'assistant') continue;
       const st = states.get(m.id);
@@ -145,6 +148,8 @@ export function ChatView({ chatId, narrow }) {
         if (!st || st.final) {
           const s = new ReplyState(m.id, { html: m.html || '', reasoning: m.reasoning || '', status: 'streaming' });
           follower.current.attach(s);
+        } else if (resnap) {
+          follower.current.resync();
         }
       } else if (st && !st.final) {
         st.finishFrom(m); // it ended between frames we did not get
@@ -155,7 +160,7 @@ export function ChatView({ chatId, narrow }) {
     }
   };
 
-  const reloadNewest = useCallback(async () => {
+  const reloadNewest = useCallback(async (resnap = false) => {
     if (!chatId || !follower.current) return;
     try {
       const r = await call('Chats.Messages', chatId, 0, PAGE);
@@ -164,7 +169,7 @@ export function ChatView({ chatId, narrow }) {
       const merged = mergeNewest(messagesRef.current, page);
       if (messagesRef.current.length <= page.length) setHasMore(!!(r && r.hasMore));
       setMessages(merged);
-      attachStreaming(page);
+      attachStreaming(page, resnap === true);
       bump();
     } catch (err) {
       console.warn('lembas: could not reload messages:', err.message);
@@ -239,7 +244,7 @@ export function ChatView({ chatId, narrow }) {
     });
     const onResync = () => {
       call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c })), () => {});
-      reloadNewest();
+      reloadNewest(true);
     };
     window.addEventListener('lembas:resync', onResync);
     const onReveal = (e) => {

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
+)
+
+// usable is true once a tab has loaded the app: the chat list counted and
+// the composer there.
+const usable = `!!document.querySelector('#composer-input') && !!document.querySelector('.sidebar') &&
+	![...document.querySelectorAll('.loading-line')].some((e) => /Counting the chats/.test(e.textContent))`
+
+// TestEightTabsShareOneEventStream: a browser allows six HTTP/1.1
+// connections per host, and each tab used to hold one for its own event
+// stream, so the sixth tab stayed on "Counting the chats…" for minutes and
+// the seventh did not load at all. The tabs of one browser now share one
+// stream (a SharedWorker): eight tabs in one profile all load, each
+// follows a reply, and closing the tab that started the stream leaves the
+// others following.
+func TestEightTabsShareOneEventStream(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.Enqueue(fakellm.Stream("first answer"))
+	a.send("Hello")
+	a.waitJS(lastReply + `.includes('first answer')`)
+	a.waitReplyIdle()
+	hash := a.str(`location.hash`)
+	if !regexp.MustCompile(`^#/chat/\d+$`).MatchString(hash) {
+		t.Fatalf("after sending, the page is at %q", hash)
+	}
+
+	// Eight more tabs; the first page leaves the app, so that the first of
+	// these starts the shared stream and can be closed alone (closing the
+	// browser's first tab would close them all).
+	a.do(chromedp.Navigate("about:blank"))
+	var tabs []*tab
+	for i := 1; i <= 8; i++ {
+		ctx, cancel := chromedp.NewContext(a.ctx) // a new tab in the same browser, same profile
+		t.Cleanup(cancel)
+		tb := newTab(t, ctx, fmt.Sprintf("tab%d", i))
+		tb.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(a.base+"/"+hash))
+		tabs = append(tabs, tb)
+	}
+	for _, tb := range tabs {
+		tb.waitJSFor(usable+` && `+lastReply+`.includes('first answer')`, 90*time.Second)
+	}
+
+	// A reply that stalls after a few words: every tab must show them
+	// while it streams, which only the events can tell a tab that did not
+	// send it.
+	a.llm.Enqueue(fakellm.Stream("partial ", "words ", "never ", "finished").StallAfter(3))
+	tabs[7].send("Tell me a long story")
+	for _, tb := range tabs {
+		tb.waitJSFor(lastReply+`.includes('partial words')`, 60*time.Second)
+	}
+	tabs[7].waitJS(`/stop/i.test(document.querySelector('#composer-button')?.innerText || '')`)
+	tabs[7].click("#composer-button")
+	for _, tb := range tabs {
+		tb.waitJSFor(`/stopped/i.test(`+lastReply+`)`, 60*time.Second)
+	}
+
+	// The first tab started the shared stream; closing it must leave the
+	// others following.
+	if err := chromedp.Cancel(tabs[0].ctx); err != nil {
+		t.Fatalf("close the first tab: %v", err)
+	}
+	tabs = tabs[1:]
+	a.llm.Enqueue(fakellm.Stream("after ", "the ", "first ", "tab ", "closed"))
+	tabs[0].send("Still there?")
+	for _, tb := range tabs {
+		tb.waitJSFor(lastReply+`.includes('first tab closed')`, 60*time.Second)
+	}
+	for _, tb := range tabs {
+		tb.pe.check(t)
+	}
+}
+
+// TestConnectionLostAndBack: when the server goes away mid-reply, the page
+// says it cannot reach it (instead of sitting at the reply's Stop button
+// as if all were well), keeps trying, and once the server is back on the
+// same address and data directory shows the reply as the server left it.
+func TestConnectionLostAndBack(t *testing.T) {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	dir := t.TempDir()
+	p, base := harness.Serve(t, bin, dir)
+	llm := fakellm.New(t)
+	a := &chatApp{base: base, llm: llm}
+	a.open(t, "")
+
+	a.llm.Enqueue(fakellm.Stream("partial ", "words ", "never ", "finished").StallAfter(3))
+	a.send("Tell me a long story")
+	a.waitJS(lastReply + `.includes('partial words')`)
+	a.waitJS(`/stop/i.test(document.querySelector('#composer-button')?.innerText || '')`)
+	if a.bool(`!!document.querySelector('.conn-status.is-lost')`) {
+		t.Fatal("the page says the server is lost while it is there")
+	}
+
+	// Stop the server as its operator would.
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait(t, 30*time.Second)
+
+	a.waitJSFor(`/Can't reach the server/.test(document.querySelector('.conn-status[role=status]')?.innerText || '')`, 60*time.Second)
+	a.shot("lost")
+	// It covers nothing: the composer's button can still be clicked.
+	a.waitJS(`(() => {
+		const b = document.querySelector('#composer-button').getBoundingClientRect();
+		const s = document.querySelector('.conn-status').getBoundingClientRect();
+		return s.height > 0 && (s.bottom <= b.top || s.top >= b.bottom || s.right <= b.left || s.left >= b.right);
+	})()`)
+
+	// Back on the same address and data directory: the page finds it, the
+	// notice goes, and the reply shows what the server kept of it (written
+	// as interrupted at shutdown) instead of streaming for ever.
+	addr := strings.TrimPrefix(base, "http://")
+	p2 := harness.Start(t, bin, harness.Env(dir), "--serve", "--addr", addr)
+	p2.WaitOutput(t, `serving at http://`, 30*time.Second)
+	a.waitJSFor(`!document.querySelector('.conn-status.is-lost')`, 90*time.Second)
+	a.waitReplyIdle()
+	a.waitJS(`!/stop/i.test(document.querySelector('#composer-button')?.innerText || '')`)
+	if got := a.str(lastReply); !strings.Contains(got, "partial words") {
+		t.Errorf("after the server came back the reply reads %q", got)
+	}
+	a.shot("back")
+
+	// The stream is followed again: a new reply arrives.
+	a.llm.Enqueue(fakellm.Stream("welcome ", "back"))
+	a.send("Are you back?")
+	a.waitJS(lastReply + `.includes('welcome back')`)
+}
