@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -137,4 +142,153 @@ func TestConnectionLostAndBack(t *testing.T) {
 	a.llm.Enqueue(fakellm.Stream("welcome ", "back"))
 	a.send("Are you back?")
 	a.waitJS(lastReply + `.includes('welcome back')`)
+}
+
+// TestReplyCatchesUpAfterTheConnectionIsCut: the network between the
+// browser and a running server goes away mid-reply while the reply goes
+// on. When it comes back, the page shows what was written meanwhile at
+// once, from Chats.Live: the frames it missed are gone, and the next one
+// may be a long way off (here, none comes until the reply is stopped).
+func TestReplyCatchesUpAfterTheConnectionIsCut(t *testing.T) {
+	a := serveChatApp(t)
+	harness.API(t, a.base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
+	cut := newCutter(t, strings.TrimPrefix(a.base, "http://"))
+	ctx := harness.Browser(t)
+	harness.BrowserAdmin(t, ctx, a.base) // cookies go by host, not port: the proxy's address gets it too
+	a.tab = newTab(t, ctx, "chat")
+	a.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate("http://"+cut.addr+"/"))
+	a.waitJS(`!!document.querySelector('#composer-input')`)
+
+	gate := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(open)
+	// role, "partial ", "words ", held until the gate opens, "more ",
+	// "words ", then nothing until the client goes away.
+	a.llm.Enqueue(fakellm.NewStream().Content("partial ", "words ").
+		Event(fakellm.Event{Comment: "held", After: gate}).
+		Content("more ", "words ").Reply().StallAfter(6))
+	a.send("Tell me a long story")
+	a.waitJS(lastReply + `.includes('partial words')`)
+	id := strings.TrimPrefix(a.str(`location.hash`), "#/chat/")
+
+	cut.cut()
+	a.waitJSFor(`/Can't reach the server/.test(document.querySelector('.conn-status')?.innerText || '')`, 60*time.Second)
+	open()
+	chatID, err := strconv.Atoi(id)
+	if err != nil {
+		t.Fatalf("chat id %q: %v", id, err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var page json.RawMessage
+		harness.API(t, a.base, "Chats.Messages", &page, chatID, 0, 50)
+		if strings.Contains(string(page), "more words") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never wrote the rest of the reply: %s", page)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	cut.restore()
+	a.waitJSFor(`!document.querySelector('.conn-status.is-lost')`, 60*time.Second)
+	a.waitJSFor(lastReply+`.includes('partial words more words') && !!document.querySelector('.msg-assistant.is-streaming')`, 40*time.Second)
+	a.click("#composer-button")
+	a.waitReplyIdle()
+	a.waitJS(`/stopped/i.test(` + lastReply + `)`)
+	// Calls made while the network was cut fail, and say so in the log.
+	a.pe.check(t, "net::ERR_CONNECTION_REFUSED", "net::ERR_CONNECTION_RESET", "net::ERR_EMPTY_RESPONSE")
+}
+
+// cutter is a TCP proxy in front of the server that a test can cut (close
+// every connection and refuse new ones) and restore on the same address:
+// the network going away while the server runs on.
+type cutter struct {
+	t      *testing.T
+	addr   string
+	target string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]bool
+}
+
+func newCutter(t *testing.T, target string) *cutter {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cutter{t: t, addr: ln.Addr().String(), target: target, conns: map[net.Conn]bool{}}
+	c.serve(ln)
+	t.Cleanup(c.cut)
+	return c
+}
+
+func (c *cutter) serve(ln net.Listener) {
+	c.mu.Lock()
+	c.ln = ln
+	c.mu.Unlock()
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", c.target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			if !c.track(in, out) {
+				in.Close()
+				out.Close()
+				return
+			}
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+}
+
+func (c *cutter) track(conns ...net.Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ln == nil {
+		return false
+	}
+	for _, n := range conns {
+		c.conns[n] = true
+	}
+	return true
+}
+
+func (c *cutter) cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ln != nil {
+		c.ln.Close()
+		c.ln = nil
+	}
+	for n := range c.conns {
+		n.Close()
+	}
+	clear(c.conns)
+}
+
+func (c *cutter) restore() {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", c.addr)
+		if err == nil {
+			c.serve(ln)
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("listen again on %s: %v", c.addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
