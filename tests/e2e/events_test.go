@@ -292,3 +292,30 @@ func (c *cutter) restore() {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestEventStreamIsTheSignedInUsers: the shared stream reconnects with
+// whatever session cookie the browser holds by then, which may be another
+// person's. A stream that the server says belongs to someone else than the
+// tabs it serves relays nothing and signs those tabs out.
+func TestEventStreamIsTheSignedInUsers(t *testing.T) {
+	a := newChatApp(t)
+	a.await(`(async () => {
+		const { openStream } = await import('/js/eventstream.js');
+		const st = await (await fetch('/api/auth/state')).json();
+		const got = { wrong: [], wrongOut: false, right: [], rightState: '' };
+		window.lembasProbe = got;
+		openStream('/api/events', st.user.id + 1000, {
+			onEvent: (e) => got.wrong.push(e.topic), onState: () => {}, onSignedOut: () => { got.wrongOut = true; },
+		});
+		openStream('/api/events', st.user.id, {
+			onEvent: (e) => got.right.push(e.topic), onState: (s) => { got.rightState = s; }, onSignedOut: () => {},
+		});
+		return 'started';
+	})()`)
+	a.waitJS(`window.lembasProbe.wrongOut && window.lembasProbe.rightState === 'open'`)
+	harness.API(t, a.base, "Prefs.Set", nil, map[string]any{"theme": "moria"})
+	a.waitJS(`window.lembasProbe.right.includes('prefs')`)
+	if n := a.js(`window.lembasProbe.wrong.length`).(float64); n != 0 {
+		t.Errorf("another user's stream relayed %v events: %v", n, a.js(`window.lembasProbe.wrong`))
+	}
+}
