@@ -7,12 +7,15 @@
 // ("lembas-events:<id>"), so tabs of two people in one browser profile
 // never share one, and eventstream.js drops a stream that the server says
 // is someone else's. Messages to tabs: {type: 'state', state},
-// {type: 'event', env}, {type: 'signed-out'}. From tabs: {type: 'retry'}
-// (try now while down) and {type: 'bye'} (the tab is going away).
+// {type: 'event', env}, {type: 'signed-out'} (the stream's session ended;
+// each tab asks who it is now). From tabs: {type: 'retry'} (try now while
+// down, or start again after a sign-out) and {type: 'bye'} (the tab is
+// going away).
 
 import { openStream } from './eventstream.js';
 
 const user = Number(String(self.name).replace(/^lembas-events:/, ''));
+const valid = Number.isInteger(user) && user > 0;
 const ports = new Set();
 let stream = null;
 let state = 'connecting';
@@ -52,12 +55,15 @@ self.onconnect = (e) => {
     if (msg.type === 'bye') {
       ports.delete(port);
       port.close();
-    } else if (msg.type === 'retry' && stream) {
-      stream.retry();
+    } else if (msg.type === 'retry') {
+      // After a sign-out, a tab still signed in as this user (again, with a
+      // new session) asks for a new stream.
+      if (stream) stream.retry();
+      else if (valid) start();
     }
   };
   port.start();
-  if (!Number.isInteger(user) || user <= 0) {
+  if (!valid) {
     port.postMessage({ type: 'signed-out' });
     return;
   }

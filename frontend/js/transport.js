@@ -331,14 +331,39 @@ async function follow() {
   link = joinShared(st.user.id) || ownStream(st.user.id);
 }
 
-const handlers = {
-  onEvent: dispatch,
-  onState: setConnection,
-  onSignedOut: () => signedOut(),
-};
+// recheck runs when a stream was ended as signed out: the session it
+// began with is gone, but this browser may have signed in again as the
+// same person since (in another tab), whose tabs carry on with a new
+// stream. Anyone else, or no one: this tab is signed out.
+async function recheck(user, restart) {
+  let st = null;
+  try {
+    st = await authState();
+  } catch {
+    // Unreachable: the new stream keeps trying and asks again if refused.
+  }
+  if (!started || signedOutTold) return;
+  if (!st || (st.signedIn && st.user && st.user.id === user)) restart();
+  else signedOut();
+}
 
+// ownStream is this tab's own stream, where it cannot share one.
 function ownStream(user) {
-  return openStream('/api/events', user, handlers);
+  let s = null;
+  let closed = false;
+  const open = () => {
+    if (closed) return;
+    s = openStream('/api/events', user, {
+      onEvent: dispatch,
+      onState: setConnection,
+      onSignedOut: () => recheck(user, open),
+    });
+  };
+  open();
+  return {
+    retry: () => s.retry(),
+    close: () => { closed = true; s.close(); },
+  };
 }
 
 function joinShared(user) {
@@ -358,7 +383,7 @@ function joinShared(user) {
     if (closed) return;
     if (msg.type === 'event') dispatch(msg.env);
     else if (msg.type === 'state') setConnection(msg.state);
-    else if (msg.type === 'signed-out') signedOut();
+    else if (msg.type === 'signed-out') recheck(user, () => port.postMessage({ type: 'retry' }));
   };
   // A worker that cannot start (a browser without module workers): keep a
   // stream of our own instead.

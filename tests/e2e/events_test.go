@@ -57,6 +57,9 @@ func TestEightTabsShareOneEventStream(t *testing.T) {
 	for _, tb := range tabs {
 		tb.waitJSFor(usable+` && `+lastReply+`.includes('first answer')`, 90*time.Second)
 	}
+	if n := openStreams(a.srv); n != 1 {
+		t.Errorf("eight tabs hold %d event streams, want 1", n)
+	}
 
 	// A reply that stalls after a few words: every tab must show them
 	// while it streams, which only the events can tell a tab that did not
@@ -85,6 +88,55 @@ func TestEightTabsShareOneEventStream(t *testing.T) {
 	}
 	for _, tb := range tabs {
 		tb.pe.check(t)
+	}
+}
+
+// openStreams counts the event streams the server has open, from its log.
+func openStreams(p *harness.Proc) int {
+	log := p.Stderr()
+	return strings.Count(log, `msg="event stream open"`) - strings.Count(log, `msg="event stream closed"`)
+}
+
+// TestSignedInAgainKeepsTheTabs: a person signs out and back in (a new
+// session). The shared stream still runs on the old session until the
+// server ends it at a heartbeat as signed out; the tabs, signed in as that
+// person again, must carry on with a new stream rather than all show the
+// sign-in screen.
+func TestSignedInAgainKeepsTheTabs(t *testing.T) {
+	a := newChatApp(t)
+	ctx2, cancel := chromedp.NewContext(a.ctx)
+	t.Cleanup(cancel)
+	b := newTab(t, ctx2, "second")
+	b.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(a.base+"/"))
+	b.waitJS(`!!document.querySelector('#composer-input')`)
+	if n := openStreams(a.srv); n != 1 {
+		t.Errorf("two tabs hold %d event streams, want 1", n)
+	}
+
+	// Signed in again (a new session in the browser's cookie), then the
+	// old session signed out, as signing out and in again in one tab does,
+	// without the moment between in which a tab's call would be refused.
+	again := harness.Login(t, a.base, harness.AdminUser, harness.AdminPassword)
+	harness.BrowserSession(t, a.ctx, a.base, again)
+	resp, err := harness.AdminClient(t, a.base).Post(a.base+"/api/auth/logout", "application/json", strings.NewReader("{}"))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("sign the old session out: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	// The old session's stream ends at the next heartbeat (15 s).
+	a.srv.WaitOutput(t, `msg="event stream closed" user=\d+ why=signed-out`, 60*time.Second)
+	deadline := time.Now().Add(60 * time.Second)
+	for openStreams(a.srv) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d event streams open after the old session's ended, want 1", openStreams(a.srv))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// (The harness's own session was the one signed out.)
+	harness.APIAs(t, again, a.base, "Prefs.Set", nil, map[string]any{"theme": "moria"})
+	for _, tb := range []*tab{a.tab, b} {
+		tb.waitJS(`document.documentElement.dataset.theme === 'moria' && !!document.querySelector('#composer-input') && !document.querySelector('.auth')`)
 	}
 }
 
