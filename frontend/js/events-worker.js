@@ -4,9 +4,11 @@
 // sixth tab's calls waited for minutes behind the others' streams.
 //
 // The worker is named after the user the tabs signed in as
-// ("lembas-events:<id>"), so tabs of two people in one browser profile
+// ("lembas-events-1:<id>"), so tabs of two people in one browser profile
 // never share one, and eventstream.js drops a stream that the server says
-// is someone else's. Messages to tabs: {type: 'state', state},
+// is someone else's. The 1 is the version of the messages below: a worker
+// started by an older page lives on while that page is open, and a newer
+// page must not talk to it, so bump it when they change. Messages to tabs: {type: 'state', state},
 // {type: 'event', env}, {type: 'signed-out'} (the stream's session ended;
 // each tab asks who it is now). From tabs: {type: 'retry'} (try now while
 // down, or start again after a sign-out) and {type: 'bye'} (the tab is
@@ -14,7 +16,8 @@
 
 import { openStream } from './eventstream.js';
 
-const user = Number(String(self.name).replace(/^lembas-events:/, ''));
+const named = /^lembas-events-1:(\d+)$/.exec(String(self.name));
+const user = named ? Number(named[1]) : 0;
 const valid = Number.isInteger(user) && user > 0;
 const ports = new Set();
 let stream = null;

@@ -370,7 +370,7 @@ function joinShared(user) {
   if (typeof SharedWorker !== 'function') return null;
   let worker;
   try {
-    worker = new SharedWorker(new URL('./events-worker.js', import.meta.url), { type: 'module', name: `lembas-events:${user}` });
+    worker = new SharedWorker(new URL('./events-worker.js', import.meta.url), { type: 'module', name: `lembas-events-1:${user}` });
   } catch (err) {
     console.warn('lembas: no shared event stream, this tab keeps its own:', err && err.message);
     return null;

@@ -144,14 +144,25 @@ func TestSignedInAgainKeepsTheTabs(t *testing.T) {
 // says it cannot reach it (instead of sitting at the reply's Stop button
 // as if all were well), keeps trying, and once the server is back on the
 // same address and data directory shows the reply as the server left it.
+//
+// Both ways a tab follows events: through the shared worker, and its own
+// stream in a browser without SharedWorker.
 func TestConnectionLostAndBack(t *testing.T) {
+	t.Run("shared", func(t *testing.T) { connectionLostAndBack(t, "") })
+	t.Run("own stream", func(t *testing.T) { connectionLostAndBack(t, `delete window.SharedWorker;`) })
+}
+
+func connectionLostAndBack(t *testing.T, initScript string) {
 	harness.Require(t, "chromium")
 	bin := harness.Build(t, "", "CGO_ENABLED=0")
 	dir := t.TempDir()
 	p, base := harness.Serve(t, bin, dir)
 	llm := fakellm.New(t)
 	a := &chatApp{base: base, llm: llm}
-	a.open(t, "")
+	a.open(t, initScript)
+	if shared := a.bool(`typeof SharedWorker === 'function'`); shared != (initScript == "") {
+		t.Fatalf("SharedWorker there: %v", shared)
+	}
 
 	a.llm.Enqueue(fakellm.Stream("partial ", "words ", "never ", "finished").StallAfter(3))
 	a.send("Tell me a long story")
