@@ -312,7 +312,11 @@ function start() {
 
 // follow learns who this tab is signed in as (the stream is per user, and
 // so is the worker), then joins that user's stream.
+let following = 0; // counts starts, so that a stopped start cannot carry on
+
 async function follow() {
+  const mine = ++following;
+  const stale = () => !started || signedOutTold || mine !== following;
   let st = null;
   for (let attempt = 0; !st; attempt++) {
     try {
@@ -320,10 +324,10 @@ async function follow() {
     } catch {
       setConnection('lost');
       await new Promise((r) => setTimeout(r, backoff(attempt)));
-      if (!started || signedOutTold) return;
+      if (stale()) return;
     }
   }
-  if (!started || signedOutTold) return;
+  if (stale()) return;
   if (!st.signedIn || !st.user) {
     signedOut();
     return;
@@ -400,9 +404,12 @@ function joinShared(user) {
       // already gone
     }
   };
-  // A tab going away says so, or the worker keeps posting to it; one that
-  // comes back from the back-forward cache joins again and reloads.
-  const onHide = () => bye();
+  // A tab going away says so, or the worker keeps posting to it. One kept
+  // in the back-forward cache stays on (what was posted meanwhile waits
+  // for it) and reloads what it shows when it comes back.
+  const onHide = (e) => {
+    if (!e.persisted) bye();
+  };
   const onShow = (e) => {
     if (!e.persisted || closed) return;
     port.postMessage({ type: 'retry' });
@@ -439,6 +446,7 @@ if (!DESKTOP) {
 
 /** stopEvents closes the browser's event stream (after signing out). */
 export function stopEvents() {
+  following++;
   if (link) {
     const l = link;
     link = null;

@@ -180,12 +180,22 @@ func connectionLostAndBack(t *testing.T, initScript string) {
 
 	a.waitJSFor(`/Can't reach the server/.test(document.querySelector('.conn-status[role=status]')?.innerText || '')`, 60*time.Second)
 	a.shot("lost")
-	// It covers nothing: the composer's button can still be clicked.
-	a.waitJS(`(() => {
-		const b = document.querySelector('#composer-button').getBoundingClientRect();
-		const s = document.querySelector('.conn-status').getBoundingClientRect();
-		return s.height > 0 && (s.bottom <= b.top || s.top >= b.bottom || s.right <= b.left || s.left >= b.right);
-	})()`)
+	// It covers nothing, on a wide screen or a phone's: it pushes the
+	// chat down, and the header's and the composer's controls stay clear.
+	for _, w := range []int64{1280, 390} {
+		a.do(chromedp.EmulateViewport(w, 800))
+		a.waitJS(`(() => {
+			const s = document.querySelector('.conn-status').getBoundingClientRect();
+			const clear = (el) => { const b = el.getBoundingClientRect();
+				return s.bottom <= b.top || s.top >= b.bottom || s.right <= b.left || s.left >= b.right; };
+			const controls = [...document.querySelectorAll('#main button, #main select, #main textarea, .topbar button')]
+				.filter((el) => el.getClientRects().length > 0);
+			return s.height > 0 && controls.length > 2 && controls.every(clear);
+		})()`)
+	}
+	a.waitJS(`document.querySelector('.sidebar').getBoundingClientRect().right <= 0`) // slid away
+	a.shot("lost-phone")
+	a.do(chromedp.EmulateViewport(1280, 800))
 
 	// Back on the same address and data directory: the page finds it, the
 	// notice goes, and the reply shows what the server kept of it (written
