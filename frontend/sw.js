@@ -14,7 +14,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v4';
+const VERSION = 'v5';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -35,6 +35,8 @@ const SHELL = [
   '/js/chat.js',
   '/js/clipboard.js',
   '/js/composer.js',
+  '/js/events-worker.js',
+  '/js/eventstream.js',
   '/js/firstrun.js',
   '/js/format.js',
   '/js/frames.js',

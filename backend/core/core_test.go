@@ -435,6 +435,15 @@ func TestEventsReachTheCallerOverSSE(t *testing.T) {
 	// Wait until subscribed (the first comment is written after Subscribe).
 	for sc.Scan() && sc.Text() != ": connected" {
 	}
+	// The stream names whose events it carries, before any of them: the
+	// page's shared worker drops a stream that is someone else's.
+	var hello []string
+	for sc.Scan() && sc.Text() != "" {
+		hello = append(hello, sc.Text())
+	}
+	if want := []string{"event: hello", fmt.Sprintf(`data: {"user":%d}`, c.Owner.ID)}; strings.Join(hello, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stream starts with %q, want %q", hello, want)
+	}
 	post, _ := http.NewRequest("POST", srv.URL+"/api/Prefs.Set", strings.NewReader(`[{"theme":"moria"}]`))
 	post.AddCookie(cookie)
 	if resp, err := http.DefaultClient.Do(post); err != nil || resp.StatusCode != 200 {

@@ -225,6 +225,22 @@ func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// until waits for gate to be closed (nil: at once), or the client to leave
+// or the server to close, which it reports as false.
+func (s *Server) until(ctx context.Context, gate <-chan struct{}) bool {
+	if gate == nil {
+		return true
+	}
+	select {
+	case <-gate:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
 func (s *Server) write(w http.ResponseWriter, r *http.Request, req Request, rep Reply) {
 	ctx := r.Context()
 	if !s.sleep(ctx, rep.firstByte) {
@@ -270,7 +286,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, req Request, rep 
 		if rep.cut != cutNone && i >= rep.cutAt {
 			break
 		}
-		if !s.sleep(ctx, rep.every+e.Delay) {
+		if !s.sleep(ctx, rep.every+e.Delay) || !s.until(ctx, e.After) {
 			abort(w)
 			return
 		}

@@ -194,6 +194,45 @@ func TestEveryPacesEvents(t *testing.T) {
 	}
 }
 
+func TestEventAfterWaitsForTheGate(t *testing.T) {
+	s := fakellm.New(t)
+	gate := make(chan struct{})
+	s.Enqueue(fakellm.NewStream().Content("before").Event(fakellm.Event{Comment: "held", After: gate}).Content("after").Reply())
+	resp := post(t, s, streamBody)
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	for l := range lines {
+		if strings.Contains(l, `"before"`) {
+			break
+		}
+	}
+	// Nothing past the gate may have been written yet.
+	for done := false; !done; {
+		select {
+		case l := <-lines:
+			if strings.Contains(l, "held") || strings.Contains(l, `"after"`) {
+				t.Fatalf("%q arrived before the gate opened", l)
+			}
+		default:
+			done = true
+		}
+	}
+	close(gate)
+	var rest []string
+	for l := range lines {
+		rest = append(rest, l)
+	}
+	if got := strings.Join(rest, "\n"); !strings.Contains(got, ": held") || !strings.Contains(got, `"after"`) || !strings.Contains(got, "[DONE]") {
+		t.Errorf("after the gate: %s", got)
+	}
+}
+
 func TestFirstByteAfter(t *testing.T) {
 	s := fakellm.New(t)
 	const delay = 50 * time.Millisecond

@@ -47,6 +47,9 @@ type Event struct {
 	Data string
 	// Delay is waited before the event, on top of the reply's Every.
 	Delay time.Duration
+	// After, when not nil, holds the event back until it is closed: a
+	// test decides when the rest of the reply is written.
+	After <-chan struct{}
 
 	usageOnly bool // sent only if the request asked for stream_options.include_usage
 }

@@ -27,6 +27,11 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 	hd.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	sub := h.opt.Bus.Subscribe(caller.UserID, 0)
 	defer sub.Close()
+	// Streams are long-lived and a browser shares one between its tabs:
+	// their opening and end, with why it ended, say how many are open.
+	why := "left"
+	h.opt.Log.Debug("event stream open", "user", caller.UserID)
+	defer func() { h.opt.Log.Debug("event stream closed", "user", caller.UserID, "why", why) }()
 
 	write := func(s string) error {
 		if err := rc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
@@ -41,7 +46,11 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 		return nil
 	}
 	w.WriteHeader(http.StatusOK)
-	if err := write("retry: 3000\n: connected\n\n"); err != nil {
+	// hello names the user whose events follow. A page relays one stream to
+	// all its tabs (js/events-worker.js) and drops a stream that turns out
+	// to be someone else's: the cookie it reconnects with may belong to
+	// another person since.
+	if err := write(fmt.Sprintf("retry: 3000\n: connected\nevent: hello\ndata: {\"user\":%d}\n\n", caller.UserID)); err != nil {
 		return
 	}
 	tick := time.NewTicker(h.opt.Heartbeat)
@@ -51,6 +60,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 		case <-r.Context().Done():
 			return
 		case <-h.opt.Stop:
+			why = "shutdown"
 			return
 		case <-tick.C:
 			// A session revoked or a user disabled since the stream began
@@ -60,8 +70,10 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 				// database hiccup just ends the stream, and the browser
 				// reconnects.
 				if apperr.KindOf(err) == apperr.Unauthorized {
+					why = "signed-out"
 					write("event: signed-out\ndata: {}\n\n")
 				} else {
+					why = "session check failed"
 					h.opt.Log.Warn("event stream: session check failed", "err", err)
 				}
 				return
@@ -74,6 +86,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 				// Dropped for falling behind: end the stream; EventSource
 				// reconnects and the frontend reloads what it shows.
 				h.opt.Log.Info("event follower dropped", "user", caller.UserID)
+				why = "dropped"
 				return
 			}
 			frame, err := Frame(events.Envelope{Topic: ev.Topic, Data: ev.Data})

@@ -169,7 +169,9 @@ export function ChatView({ chatId, narrow }) {
   // streaming when it was read: that says nothing new and must not start
   // it again. One over before and streaming now is a new reply under a
   // reused id (NOTES).
-  const attachStreaming = (list, endedBefore = null) => {
+  // After a gap in the events (resnap), a reply already followed is brought
+  // up to date from Chats.Live too: its missed frames are gone.
+  const attachStreaming = (list, endedBefore = null, resnap = false) => {
     for (const m of list) {
       if (m.role !== 'assistant') continue;
       const st = states.get(m.id);
@@ -177,6 +179,8 @@ export function ChatView({ chatId, narrow }) {
         if (!st || (st.final && (!endedBefore || endedBefore.has(st)))) {
           const s = new ReplyState(m.id, { html: m.html || '', reasoning: m.reasoning || '', status: 'streaming' });
           follower.current.attach(s);
+        } else if (resnap) {
+          follower.current.resync();
         }
       } else if (st && !st.final) {
         st.finishFrom(m); // it ended between frames we did not get
@@ -187,7 +191,7 @@ export function ChatView({ chatId, narrow }) {
     }
   };
 
-  const reloadNewest = useCallback(async () => {
+  const reloadNewest = useCallback(async (resnap = false) => {
     if (!chatId || !follower.current) return;
     const endedBefore = new Set([...states.values()].filter((st) => st.final));
     try {
@@ -197,7 +201,7 @@ export function ChatView({ chatId, narrow }) {
       const merged = mergeNewest(messagesRef.current, page);
       if (messagesRef.current.length <= page.length) setHasMore(!!(r && r.hasMore));
       setMessages(merged);
-      attachStreaming(page, endedBefore);
+      attachStreaming(page, endedBefore, resnap === true);
       bump();
     } catch (err) {
       console.warn('lembas: could not reload messages:', err.message);
@@ -272,7 +276,7 @@ export function ChatView({ chatId, narrow }) {
     });
     const onResync = () => {
       call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c })), () => {});
-      reloadNewest();
+      reloadNewest(true);
     };
     window.addEventListener('lembas:resync', onResync);
     const onReveal = (e) => {

@@ -6,7 +6,7 @@
 // The only HTML from the server goes through html.js.
 
 import { html, render, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
-import { call, on, openExternal, isDesktop } from './transport.js';
+import { call, on, openExternal, isDesktop, connection, onConnection } from './transport.js';
 import { useRoute, navigate, hrefs, replaceRoute } from './router.js';
 import {
   getState, subscribe, refreshAll, refreshChats, refreshFolders, refreshModels, refreshConnections, markStreaming, chatSummary,
@@ -207,6 +207,33 @@ function useNarrow() {
   return narrow;
 }
 
+// A stream that stays down longer than this is said to be lost; a blip (a
+// reconnect after the server dropped a slow follower) shows nothing.
+const LOST_AFTER_MS = 2000;
+
+// ConnectionStatus says, above the screen and pushing it down rather than
+// covering any of it, when the server cannot be reached. The region is
+// always there, so that screen readers announce what appears in it.
+function ConnectionStatus() {
+  const [lost, setLost] = useState(false);
+  useEffect(() => {
+    let timer = 0;
+    const update = (s) => {
+      clearTimeout(timer);
+      if (s === 'open') setLost(false);
+      else timer = setTimeout(() => setLost(true), LOST_AFTER_MS);
+    };
+    update(connection());
+    const off = onConnection(update);
+    return () => { off(); clearTimeout(timer); };
+  }, []);
+  return html`
+    <div class=${'conn-status' + (lost ? ' is-lost' : '')} role="status" aria-live="polite">
+      ${lost && html`<strong>Can't reach the server — retrying…</strong>
+        <span> Replies being written go on there; this page catches up when it is back.</span>`}
+    </div>`;
+}
+
 function Screen({ route, narrow }) {
   switch (route.name) {
     case 'chat':
@@ -359,6 +386,7 @@ function App() {
           <${ThemeControl} theme=${theme} onChange=${changeTheme} />`} />
       <div class="scrim" aria-hidden="true" onClick=${() => setSidebarOpen(false)}></div>
       <main id="main" class=${'main' + (full ? ' main-chat' : '')}>
+        <${ConnectionStatus} />
         <${Screen} route=${route} narrow=${narrow} />
       </main>
       <${ToastHost} />

@@ -2,11 +2,14 @@
 //
 // In the desktop app, calls go to the Wails bridge (window.go.main.Bridge.Call)
 // and events come from the Wails runtime. In a browser, calls are
-// POST /api/<Facade>.<Method> and events come from one shared EventSource on
-// /api/events. Which one applies is decided by <meta name="lembas-transport">,
-// whose content the Go server rewrites to "desktop" in the desktop app. We
-// never test whether window.go exists: an element with id="go" anywhere in
-// the page makes it truthy (DOM clobbering).
+// POST /api/<Facade>.<Method> and events come from /api/events, one stream
+// per user shared by the browser's tabs (events-worker.js). Which one
+// applies is decided by <meta name="lembas-transport">, whose content the Go
+// server rewrites to "desktop" in the desktop app. We never test whether
+// window.go exists: an element with id="go" anywhere in the page makes it
+// truthy (DOM clobbering).
+
+import { openStream, backoff } from './eventstream.js';
 
 /** Error kinds the dispatcher reports. */
 const KINDS = new Set(['invalid', 'not_found', 'forbidden', 'unauthorized', 'conflict', 'unavailable', 'internal', 'rate_limited']);
@@ -264,10 +267,35 @@ function safely(fn, ...args) {
   }
 }
 
-let source = null; // the browser's EventSource while it runs
-let everOpened = false;
-let refusals = 0;
-let retryTimer = 0;
+// The browser's events come from one stream per user for the whole browser
+// (events-worker.js, a SharedWorker), not one per tab: browsers allow six
+// HTTP/1.1 connections per host, and with a stream per tab the sixth tab's
+// calls queued behind the others' streams for minutes. Without
+// SharedWorker (Chrome on Android), the tab keeps its own stream.
+let link = null; // {retry(), close()} while this tab follows a stream
+let conn = DESKTOP ? 'open' : 'connecting';
+const connFns = new Set();
+
+function setConnection(s) {
+  if (s === conn) return;
+  conn = s;
+  for (const fn of [...connFns]) safely(fn, s);
+}
+
+/**
+ * connection is the state of the browser's event stream: 'connecting'
+ * (not open yet), 'open', or 'lost' (the server cannot be reached; it is
+ * being retried). Always 'open' in the desktop app.
+ */
+export function connection() {
+  return conn;
+}
+
+/** onConnection calls fn(state) when connection() changes; returns the unsubscribe. */
+export function onConnection(fn) {
+  connFns.add(fn);
+  return () => connFns.delete(fn);
+}
 
 function start() {
   if (started || signedOutTold) return;
@@ -279,72 +307,150 @@ function start() {
     );
     return;
   }
-  // One EventSource per tab: browsers allow six HTTP/1.1 connections per
-  // host. It reconnects by itself after a network drop.
-  const es = new EventSource('/api/events');
-  source = es;
-  // Events sent while the stream was down are lost: after a reconnect,
-  // tell the app to reload what it shows, as the server's `resync` does.
-  es.onopen = () => {
-    refusals = 0;
-    if (everOpened) dispatch({ topic: 'resync', data: { reason: 'reconnected' } });
-    everOpened = true;
-  };
-  es.onmessage = (e) => {
-    let env;
-    try {
-      env = JSON.parse(e.data);
-    } catch {
-      console.warn('lembas: ignoring an event that is not JSON');
-      return;
-    }
-    dispatch(env);
-  };
-  // The server ends the stream of a session revoked (or a user disabled)
-  // since it began with this event: the session is gone.
-  es.addEventListener('signed-out', () => {
-    if (source !== es) return;
-    source = null;
-    started = false;
-    es.close();
-    signedOut();
-  });
-  // A refused stream (401 when signed out, or any other non-stream answer)
-  // is closed for good by the browser: find out why instead of looping.
-  es.onerror = () => {
-    if (es.readyState !== EventSource.CLOSED || source !== es) return;
-    source = null;
-    started = false;
-    whyRefused();
-  };
+  follow();
 }
 
-async function whyRefused() {
-  let signedIn = true;
-  try {
-    const st = await authState();
-    signedIn = !!(st && st.signedIn);
-  } catch {
-    // Unreachable: try the stream again later.
+// follow learns who this tab is signed in as (the stream is per user, and
+// so is the worker), then joins that user's stream.
+let following = 0; // counts starts, so that a stopped start cannot carry on
+
+async function follow() {
+  const mine = ++following;
+  const stale = () => !started || signedOutTold || mine !== following;
+  let st = null;
+  for (let attempt = 0; !st; attempt++) {
+    try {
+      st = await authState();
+    } catch {
+      setConnection('lost');
+      await new Promise((r) => setTimeout(r, backoff(attempt)));
+      if (stale()) return;
+    }
   }
-  if (!signedIn) {
+  if (stale()) return;
+  if (!st.signedIn || !st.user) {
     signedOut();
     return;
   }
-  refusals++;
-  clearTimeout(retryTimer);
-  retryTimer = setTimeout(() => {
-    if (listeners.size > 0 && !signedOutTold) start();
-  }, Math.min(60000, 1000 * 2 ** Math.min(refusals, 6)));
+  link = joinShared(st.user.id) || ownStream(st.user.id);
+}
+
+// recheck runs when a stream was ended as signed out: the session it
+// began with is gone, but this browser may have signed in again as the
+// same person since (in another tab), whose tabs carry on with a new
+// stream. Anyone else, or no one: this tab is signed out.
+async function recheck(user, restart) {
+  let st = null;
+  try {
+    st = await authState();
+  } catch {
+    // Unreachable: the new stream keeps trying and asks again if refused.
+  }
+  if (!started || signedOutTold) return;
+  if (!st || (st.signedIn && st.user && st.user.id === user)) restart();
+  else signedOut();
+}
+
+// ownStream is this tab's own stream, where it cannot share one.
+function ownStream(user) {
+  let s = null;
+  let closed = false;
+  const open = () => {
+    if (closed) return;
+    s = openStream('/api/events', user, {
+      onEvent: dispatch,
+      onState: setConnection,
+      onSignedOut: () => recheck(user, open),
+    });
+  };
+  open();
+  return {
+    retry: () => s.retry(),
+    close: () => { closed = true; s.close(); },
+  };
+}
+
+function joinShared(user) {
+  if (typeof SharedWorker !== 'function') return null;
+  let worker;
+  try {
+    worker = new SharedWorker(new URL('./events-worker.js', import.meta.url), { type: 'module', name: `lembas-events-1:${user}` });
+  } catch (err) {
+    console.warn('lembas: no shared event stream, this tab keeps its own:', err && err.message);
+    return null;
+  }
+  const port = worker.port;
+  let fallback = null;
+  let closed = false;
+  port.onmessage = (e) => {
+    const msg = e.data || {};
+    if (closed) return;
+    if (msg.type === 'event') dispatch(msg.env);
+    else if (msg.type === 'state') setConnection(msg.state);
+    else if (msg.type === 'signed-out') recheck(user, () => port.postMessage({ type: 'retry' }));
+  };
+  // A worker that cannot start (a browser without module workers): keep a
+  // stream of our own instead.
+  worker.onerror = () => {
+    if (closed || fallback) return;
+    console.warn('lembas: the shared event stream failed to start; this tab keeps its own');
+    fallback = ownStream(user);
+  };
+  port.start();
+  const bye = () => {
+    try {
+      port.postMessage({ type: 'bye' });
+    } catch {
+      // already gone
+    }
+  };
+  // A tab going away says so, or the worker keeps posting to it. One kept
+  // in the back-forward cache stays on (what was posted meanwhile waits
+  // for it) and reloads what it shows when it comes back.
+  const onHide = (e) => {
+    if (!e.persisted) bye();
+  };
+  const onShow = (e) => {
+    if (!e.persisted || closed) return;
+    port.postMessage({ type: 'retry' });
+    dispatch({ topic: 'resync', data: { reason: 'restored' } });
+  };
+  window.addEventListener('pagehide', onHide);
+  window.addEventListener('pageshow', onShow);
+  return {
+    retry() {
+      if (fallback) fallback.retry();
+      else port.postMessage({ type: 'retry' });
+    },
+    close() {
+      closed = true;
+      window.removeEventListener('pagehide', onHide);
+      window.removeEventListener('pageshow', onShow);
+      if (fallback) fallback.close();
+      bye();
+      port.close();
+    },
+  };
+}
+
+// Back online, or back to the tab: do not wait out the backoff.
+if (!DESKTOP) {
+  const retryNow = () => {
+    if (link && conn !== 'open') link.retry();
+  };
+  window.addEventListener('online', retryNow);
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden) retryNow();
+  });
 }
 
 /** stopEvents closes the browser's event stream (after signing out). */
 export function stopEvents() {
-  clearTimeout(retryTimer);
-  if (source) {
-    const es = source;
-    source = null;
-    es.close();
+  following++;
+  if (link) {
+    const l = link;
+    link = null;
+    l.close();
   }
   if (!DESKTOP) started = false;
 }

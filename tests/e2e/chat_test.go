@@ -21,6 +21,7 @@ type chatApp struct {
 	*tab
 	base string
 	llm  *fakellm.Server
+	srv  *harness.Proc
 }
 
 func newChatApp(t *testing.T) *chatApp {
@@ -34,8 +35,8 @@ func newChatApp(t *testing.T) *chatApp {
 func serveChatApp(t *testing.T) *chatApp {
 	harness.Require(t, "chromium")
 	bin := harness.Build(t, "", "CGO_ENABLED=0")
-	_, base := harness.Serve(t, bin, t.TempDir())
-	return &chatApp{base: base, llm: fakellm.New(t)}
+	srv, base := harness.Serve(t, bin, t.TempDir())
+	return &chatApp{base: base, llm: fakellm.New(t), srv: srv}
 }
 
 // open connects the server to the fake endpoint and opens the app, signed
