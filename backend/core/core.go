@@ -16,6 +16,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -182,6 +183,7 @@ func (c *Core) open(ctx context.Context) error {
 		return err
 	}
 	c.DB = db
+	c.checkDataDir()
 	rep, err := db.Sync(ctx, store.Current, filepath.Join(cfg.DataDir, "backups"))
 	if err != nil {
 		return err
@@ -269,6 +271,43 @@ func (c *Core) open(ctx context.Context) error {
 	}
 	api.RegisterAll(c.Dispatcher, c.deps)
 	return nil
+}
+
+// checkDataDir keeps what LLeMbas writes in the data directory private: the
+// snapshot and attachment directories it made (an older version or a hand
+// may have left them open) are closed to group and others, and so are the
+// snapshots in them. The data directory itself may be the administrator's
+// choice, so it is only warned about: the database is private, but anyone
+// who can enter the directory sees its names and sizes.
+func (c *Core) checkDataDir() {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	dir := c.Config.DataDir
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		c.Log.Warn("the data directory is open to other accounts on this machine; run chmod 700 on it",
+			"dir", dir, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
+	}
+	for _, sub := range []string{"backups", "files"} {
+		p := filepath.Join(dir, sub)
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o700); err != nil {
+				c.Log.Warn("could not make a data subdirectory private", "dir", p, "err", err)
+			}
+		}
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "backups", "*.db"))
+	for _, p := range snaps {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				c.Log.Warn("could not make a snapshot private", "file", p, "err", err)
+			}
+		}
+	}
 }
 
 // Secrets returns the key keeper, or an unavailable error saying why not.
