@@ -85,6 +85,11 @@ type Options struct {
 	// AudioGuard guards users' own voice endpoints (tests let their
 	// loopback fake through).
 	AudioGuard netguard.Guard
+	// WriteTimeout, MaxDownloads and DownloadWait tune the listening
+	// handler (httpapi.Options); zero values are the defaults.
+	WriteTimeout time.Duration
+	MaxDownloads int
+	DownloadWait time.Duration
 }
 
 // Core is an open instance.
@@ -364,8 +369,11 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 			"icons/icon-256.png": string(assets.Icon256),
 			"icons/icon-512.png": string(assets.Icon512),
 		},
-		Avatars:     api.AvatarStore{DB: c.DB},
-		Attachments: api.FileRoutes{Deps: c.deps},
+		Avatars:      api.AvatarStore{DB: c.DB},
+		Attachments:  api.FileRoutes{Deps: c.deps},
+		WriteTimeout: c.opt.WriteTimeout,
+		MaxDownloads: c.opt.MaxDownloads,
+		DownloadWait: c.opt.DownloadWait,
 	}
 	if desktop {
 		opt.Caller = func(*http.Request) (api.Caller, error) { return c.OwnerCaller(), nil }

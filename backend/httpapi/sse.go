@@ -13,11 +13,6 @@ import (
 	"github.com/llembas/lembas/backend/events"
 )
 
-// writeTimeout bounds each write to an event stream. A server-wide
-// WriteTimeout would cut long streams; a per-write deadline only cuts a
-// follower that stopped reading.
-const writeTimeout = 30 * time.Second
-
 func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	caller, err := h.caller(r)
 	if err != nil {
@@ -33,7 +28,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	defer sub.Close()
 
 	write := func(s string) error {
-		if err := rc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		if err := rc.SetWriteDeadline(time.Now().Add(h.opt.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return err
 		}
 		if _, err := io.WriteString(w, s); err != nil {
