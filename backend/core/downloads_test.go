@@ -199,7 +199,7 @@ func TestWriteDeadlineCutsAReaderThatNeverReads(t *testing.T) {
 		}
 		close(pings)
 	}()
-	time.Sleep(3 * time.Second) // lower bound: several deadlines
+	time.Sleep(3 * time.Second)       // lower bound: several deadlines
 	for drained := false; !drained; { // what arrived meanwhile
 		select {
 		case _, ok := <-pings:
