@@ -41,8 +41,9 @@ func (c *cli) runServe(ctx context.Context, cfg config.Config) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
-		// No WriteTimeout: it would cut long event streams. The SSE writer
-		// sets a deadline per write instead.
+		// No WriteTimeout: it would cut long event streams and downloads.
+		// The handler gives every write a deadline of its own instead
+		// (httpapi's stallWriter), which cuts only a reader that stalls.
 		MaxHeaderBytes: 64 << 10,
 	}
 	fmt.Fprintf(c.stdout, "LLeMbas %s is serving at http://%s/ (data in %s)\n", version, ln.Addr(), cfg.DataDir)

@@ -515,7 +515,9 @@ func (a *Admin) SetSettings(ctx context.Context, p InstancePatch) (InstanceSetti
 	return a.settings(ctx)
 }
 
-// AccessView is who may use a model.
+// AccessView is who may use a model. Everyone false with no users and no
+// groups is administrators only: the groups it was shared with were
+// deleted, and it stays closed until an administrator chooses again.
 type AccessView struct {
 	Everyone bool          `json:"everyone"`
 	Users    []ids.UserID  `json:"users"`

@@ -2,10 +2,13 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/audio"
@@ -93,13 +96,26 @@ func (f FileRoutes) Upload(ctx context.Context, c Caller, name string, r io.Read
 	return AttachmentViewOf(a), nil
 }
 
-// Get returns one of the caller's files and its bytes.
-func (f FileRoutes) Get(ctx context.Context, c Caller, id int64) (AttachmentView, []byte, error) {
-	a, data, err := f.Deps.Files.Get(ctx, ids.UserID(c.UserID), ids.AttachmentID(id))
+// FileContent is one stored file opened for a download.
+type FileContent struct {
+	View AttachmentView
+	// Body is the open file; the caller closes it.
+	Body io.ReadSeekCloser
+	// ETag names these bytes: a file never changes, but an id may be
+	// reused after a delete, so it comes from the random storage name.
+	ETag    string
+	ModTime time.Time
+}
+
+// Open opens one of the caller's files for a download.
+func (f FileRoutes) Open(ctx context.Context, c Caller, id int64) (FileContent, error) {
+	a, file, err := f.Deps.Files.Open(ctx, ids.UserID(c.UserID), ids.AttachmentID(id))
 	if err != nil {
-		return AttachmentView{}, nil, err
+		return FileContent{}, err
 	}
-	return AttachmentViewOf(a), data, nil
+	sum := sha256.Sum256([]byte(a.StorageName))
+	return FileContent{View: AttachmentViewOf(a), Body: file, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`,
+		ModTime: time.UnixMilli(a.CreatedAt)}, nil
 }
 
 // Delete removes one of the caller's unsent uploads.

@@ -29,6 +29,7 @@ import (
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/netguard"
+	"github.com/llembas/lembas/backend/secrets"
 )
 
 // MaxAudioBytes bounds one recording sent for transcription (OpenAI's own
@@ -62,10 +63,15 @@ type errorBody struct {
 	Msg    string `json:"message"`
 }
 
+// maxMessage bounds the server's words quoted in an error, in characters.
+const maxMessage = 300
+
 // upstreamError turns a failed response into an unavailable error that
-// says what the server said.
-func upstreamError(what string, resp *http.Response) error {
+// says what the server said, with the endpoint's key (and any bearer
+// token) hidden first: a server may echo the request it refused.
+func upstreamError(what string, ep Endpoint, resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	b = []byte(secrets.NewRedactor(ep.APIKey).Redact(string(b)))
 	msg := ""
 	var eb errorBody
 	if json.Unmarshal(b, &eb) == nil {
@@ -86,8 +92,9 @@ func upstreamError(what string, resp *http.Response) error {
 	if msg == "" {
 		msg = strings.TrimSpace(string(b))
 	}
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
+	msg = strings.Join(strings.Fields(strings.ToValidUTF8(msg, "\uFFFD")), " ")
+	if r := []rune(msg); len(r) > maxMessage {
+		msg = string(r[:maxMessage]) + "…"
 	}
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
@@ -177,7 +184,7 @@ func Transcribe(ctx context.Context, hc *http.Client, ep Endpoint, audio []byte,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return "", upstreamError("speech-to-text", resp)
+		return "", upstreamError("speech-to-text", ep, resp)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
@@ -224,7 +231,7 @@ func Speech(ctx context.Context, hc *http.Client, ep Endpoint, text, voice strin
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		return nil, upstreamError("text-to-speech", resp)
+		return nil, upstreamError("text-to-speech", ep, resp)
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if !strings.HasPrefix(ct, "audio/") && ct != "application/octet-stream" {
@@ -254,7 +261,7 @@ func Voices(ctx context.Context, hc *http.Client, ep Endpoint) ([]string, error)
 		return nil, nil
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, upstreamError("text-to-speech", resp)
+		return nil, upstreamError("text-to-speech", ep, resp)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {

@@ -288,6 +288,14 @@ func (s *Service) UpdateConnection(ctx context.Context, a store.Actor, id ids.Co
 		return ConnectionView{}, apperr.New(apperr.Invalid,
 			"The address moved to another server: enter the API key (and secret headers) again, or clear them, so that stored secrets are never sent somewhere new.")
 	}
+	// Nor may the trust that keeps them from others be loosened under
+	// them: turning off certificate checks, or adding a CA of one's own,
+	// lets whoever sits between this server and the endpoint read the key
+	// on the very same origin.
+	if keptSecrets(cur, in) && widensTrust(cur, in) {
+		return ConnectionView{}, apperr.New(apperr.Invalid,
+			"Changing which certificates are trusted needs the API key (and secret headers) entered again, or cleared, so that stored secrets are never sent over a connection trusted differently.")
+	}
 	key, headers, err := s.encryptSecrets(in)
 	if err != nil {
 		return ConnectionView{}, err
@@ -433,6 +441,16 @@ func (s *Service) Discover(ctx context.Context, user ids.UserID) ([]LocalServer,
 // headers (it does not send new ones).
 func keptSecrets(cur store.Connection, in ConnectionInput) bool {
 	return (in.APIKey == nil && cur.APIKeyEnc != "") || (in.Headers == nil && cur.HeadersEnc != "")
+}
+
+// widensTrust reports whether an update trusts more certificates than the
+// stored connection: certificate checks turned off, or a CA added or
+// replaced. Turning checks back on or removing the CA only narrows it.
+func widensTrust(cur store.Connection, in ConnectionInput) bool {
+	if in.InsecureTLS && !cur.InsecureTLS {
+		return true
+	}
+	return in.CAPEM != nil && strings.TrimSpace(*in.CAPEM) != "" && strings.TrimSpace(*in.CAPEM) != strings.TrimSpace(cur.CAPEM)
 }
 
 // sameOrigin reports whether two base URLs reach the same server: scheme,

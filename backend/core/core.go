@@ -16,6 +16,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -84,6 +85,11 @@ type Options struct {
 	// AudioGuard guards users' own voice endpoints (tests let their
 	// loopback fake through).
 	AudioGuard netguard.Guard
+	// WriteTimeout, MaxDownloads and DownloadWait tune the listening
+	// handler (httpapi.Options); zero values are the defaults.
+	WriteTimeout time.Duration
+	MaxDownloads int
+	DownloadWait time.Duration
 }
 
 // Core is an open instance.
@@ -182,6 +188,7 @@ func (c *Core) open(ctx context.Context) error {
 		return err
 	}
 	c.DB = db
+	c.checkDataDir()
 	rep, err := db.Sync(ctx, store.Current, filepath.Join(cfg.DataDir, "backups"))
 	if err != nil {
 		return err
@@ -273,6 +280,43 @@ func (c *Core) open(ctx context.Context) error {
 	return nil
 }
 
+// checkDataDir keeps what LLeMbas writes in the data directory private: the
+// snapshot and attachment directories it made (an older version or a hand
+// may have left them open) are closed to group and others, and so are the
+// snapshots in them. The data directory itself may be the administrator's
+// choice, so it is only warned about: the database is private, but anyone
+// who can enter the directory sees its names and sizes.
+func (c *Core) checkDataDir() {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	dir := c.Config.DataDir
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		c.Log.Warn("the data directory is open to other accounts on this machine; run chmod 700 on it",
+			"dir", dir, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
+	}
+	for _, sub := range []string{"backups", "files"} {
+		p := filepath.Join(dir, sub)
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o700); err != nil {
+				c.Log.Warn("could not make a data subdirectory private", "dir", p, "err", err)
+			}
+		}
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "backups", "*.db"))
+	for _, p := range snaps {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				c.Log.Warn("could not make a snapshot private", "file", p, "err", err)
+			}
+		}
+	}
+}
+
 // Secrets returns the key keeper, or an unavailable error saying why not.
 func (c *Core) Secrets() (*secrets.Keeper, error) {
 	if c.keyErr != nil {
@@ -327,9 +371,12 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 			"icons/icon-256.png": string(assets.Icon256),
 			"icons/icon-512.png": string(assets.Icon512),
 		},
-		Avatars:     api.AvatarStore{DB: c.DB},
-		Attachments: api.FileRoutes{Deps: c.deps},
-		SelfTest:    c.Config.SelfTest,
+		Avatars:      api.AvatarStore{DB: c.DB},
+		Attachments:  api.FileRoutes{Deps: c.deps},
+		WriteTimeout: c.opt.WriteTimeout,
+		MaxDownloads: c.opt.MaxDownloads,
+		DownloadWait: c.opt.DownloadWait,
+		SelfTest:     c.Config.SelfTest,
 	}
 	if desktop {
 		opt.Caller = func(*http.Request) (api.Caller, error) { return c.OwnerCaller(), nil }

@@ -67,6 +67,11 @@ type webOptions struct {
 	// audioLoopback lets users' own voice servers be on 127.0.0.1 (the
 	// fake audio server); the guard refuses it otherwise.
 	audioLoopback bool
+	// writeTimeout, maxDownloads and downloadWait tune file downloads
+	// (core.Options); zero values are the defaults.
+	writeTimeout time.Duration
+	maxDownloads int
+	downloadWait time.Duration
 }
 
 func newWeb(t *testing.T, o webOptions) *web {
@@ -84,6 +89,10 @@ func newWeb(t *testing.T, o webOptions) *web {
 		Sessions:  auth.SessionOptions{Now: w.clock.Now},
 		Login:     o.limits,
 		Heartbeat: 50 * time.Millisecond,
+
+		WriteTimeout: o.writeTimeout,
+		MaxDownloads: o.maxDownloads,
+		DownloadWait: o.downloadWait,
 	}
 	if o.audioLoopback {
 		opt.AudioGuard = netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}

@@ -277,6 +277,28 @@ func (s *Service) Get(ctx context.Context, user ids.UserID, id ids.AttachmentID)
 	return a, data, nil
 }
 
+// Open returns one of user's files, opened for reading, to be streamed
+// rather than read into memory (a download of a large file by many slow
+// readers must not cost its size in memory each). The caller closes it.
+func (s *Service) Open(ctx context.Context, user ids.UserID, id ids.AttachmentID) (store.Attachment, *os.File, error) {
+	a, err := s.db.AttachmentByID(ctx, user, id)
+	if err != nil {
+		return store.Attachment{}, nil, store.Kinded(err, "file")
+	}
+	p, err := s.path(a.StorageName)
+	if err != nil {
+		return store.Attachment{}, nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return store.Attachment{}, nil, apperr.Wrap(apperr.NotFound, err, "the file is missing from the data directory")
+	}
+	if err != nil {
+		return store.Attachment{}, nil, err
+	}
+	return a, f, nil
+}
+
 // Read returns a stored file's bytes. The caller has checked ownership.
 func (s *Service) Read(name string) ([]byte, error) {
 	p, err := s.path(name)

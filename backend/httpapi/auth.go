@@ -334,5 +334,10 @@ func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.clearSessionCookie(w, r)
+	// The next person on this browser must not find this one's files and
+	// images in its cache. Browsers honour it on HTTPS and localhost only;
+	// elsewhere no-cache on the files (revalidated with the new cookie)
+	// is what protects them.
+	w.Header().Set("Clear-Site-Data", `"cache"`)
 	writeJSON(w, http.StatusOK, map[string]bool{"signedOut": true})
 }

@@ -1,10 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
@@ -43,9 +47,13 @@ func (h *handler) getAvatar(w http.ResponseWriter, r *http.Request, caller api.C
 		return
 	}
 	w.Header().Set("Content-Type", ctype)
-	// The URL carries a version, so the image can be cached.
-	w.Header().Set("Cache-Control", "private, max-age=86400")
-	w.Write(data)
+	// Revalidated every time, like files: which avatars one may see
+	// depends on who is signed in, and the next person on this browser
+	// must not get a restricted model's avatar from the cache.
+	sum := sha256.Sum256(data)
+	w.Header().Set("Cache-Control", "private, no-cache")
+	w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:12])+`"`)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
 }
 
 func (h *handler) setAvatar(w http.ResponseWriter, r *http.Request, caller api.Caller) {

@@ -10,8 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
@@ -24,7 +25,7 @@ import (
 // permissions.
 type Attachments interface {
 	Upload(ctx context.Context, caller api.Caller, name string, r io.Reader) (api.AttachmentView, error)
-	Get(ctx context.Context, caller api.Caller, id int64) (api.AttachmentView, []byte, error)
+	Open(ctx context.Context, caller api.Caller, id int64) (api.FileContent, error)
 	Delete(ctx context.Context, caller api.Caller, id int64) error
 	Transcribe(ctx context.Context, caller api.Caller, audio []byte, filename, contentType, language string) (string, error)
 	Speak(ctx context.Context, caller api.Caller, text, voice string) (*http.Response, error)
@@ -159,17 +160,27 @@ func (h *handler) getFile(w http.ResponseWriter, r *http.Request, caller api.Cal
 	if !ok {
 		return
 	}
-	v, data, err := h.opt.Attachments.Get(r.Context(), caller, id)
+	// Each download holds a file open and a goroutine for as long as the
+	// reader takes; one person's many slow readers must not hold them all.
+	release, ok := h.downloads.acquire(r.Context(), caller.UserID)
+	if !ok {
+		w.Header().Set("Retry-After", "5")
+		h.fail(w, r, apperr.New(apperr.RateLimited, "too many downloads at once; wait for some to finish and try again"))
+		return
+	}
+	defer release()
+	f, err := h.opt.Attachments.Open(r.Context(), caller, id)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
+	defer f.Body.Close()
 	hd := w.Header()
 	// The type is the stored one, decided from the bytes at upload, never
 	// from the name. Only our re-encoded images are shown inline; every
 	// other file (an uploaded .html among them, stored as text/plain) is a
 	// download, and nosniff stops the browser guessing otherwise.
-	ctype := v.MIME
+	ctype := f.View.MIME
 	if ctype == "" {
 		ctype = "application/octet-stream"
 	}
@@ -178,17 +189,20 @@ func (h *handler) getFile(w http.ResponseWriter, r *http.Request, caller api.Cal
 		disp = "inline"
 	}
 	hd.Set("Content-Type", ctype)
-	hd.Set("Content-Disposition", contentDisposition(disp, v.Name))
+	hd.Set("Content-Disposition", contentDisposition(disp, f.View.Name))
 	hd.Set("X-Content-Type-Options", "nosniff")
 	// A file is never a document of this origin: no script, no plugins,
 	// even if some browser were to render it.
 	hd.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
-	hd.Set("Cache-Control", "private, max-age=3600")
-	hd.Set("Content-Length", strconv.Itoa(len(data)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(data)
-	}
+	// Kept, but asked about every time: after a sign-out another person
+	// on the same browser must not get this file from its cache. The
+	// question is cheap (304 by ETag), and asked with their own cookie.
+	hd.Set("Cache-Control", "private, no-cache")
+	hd.Set("ETag", f.ETag)
+	// Streamed from the file, with Range and conditional requests: memory
+	// does not grow with the file's size or the number of readers, and
+	// the write deadline (stallWriter) cuts a reader that stops reading.
+	http.ServeContent(w, r, "", f.ModTime, f.Body)
 }
 
 func (h *handler) deleteFile(w http.ResponseWriter, r *http.Request, caller api.Caller) {
@@ -273,4 +287,44 @@ func (h *handler) speech(w http.ResponseWriter, r *http.Request, caller api.Call
 			return
 		}
 	}
+}
+
+// downloadLimit bounds how many downloads each user has running at once. A
+// request over the limit waits a moment for a slot (a chat full of images
+// asks for them all at once over HTTP/2), then is refused.
+type downloadLimit struct {
+	max  int
+	wait time.Duration
+	mu   sync.Mutex
+	busy map[int64]chan struct{}
+}
+
+func newDownloadLimit(max int, wait time.Duration) *downloadLimit {
+	return &downloadLimit{max: max, wait: wait, busy: map[int64]chan struct{}{}}
+}
+
+// acquire takes a slot of user's, and returns its release.
+func (l *downloadLimit) acquire(ctx context.Context, user int64) (release func(), ok bool) {
+	l.mu.Lock()
+	sem := l.busy[user]
+	if sem == nil {
+		sem = make(chan struct{}, l.max)
+		l.busy[user] = sem
+	}
+	l.mu.Unlock()
+	release = func() { <-sem }
+	select {
+	case sem <- struct{}{}:
+		return release, true
+	default:
+	}
+	t := time.NewTimer(l.wait)
+	defer t.Stop()
+	select {
+	case sem <- struct{}{}:
+		return release, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false
 }

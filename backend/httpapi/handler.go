@@ -74,6 +74,16 @@ type Options struct {
 	// SelfTest adds a route that panics, for the desktop test
 	// (LEMBAS_SELFTEST).
 	SelfTest bool
+	// WriteTimeout is how long one write to a client may block before the
+	// connection is cut (a reader that stopped reading); 0 means 30 s. It
+	// is a deadline per write, not per response, so that event streams
+	// and long downloads to slow but living readers go on.
+	WriteTimeout time.Duration
+	// MaxDownloads bounds each user's file downloads running at once (0:
+	// 8); DownloadWait is how long one over it waits for a slot before it
+	// is refused (0: 10 s).
+	MaxDownloads int
+	DownloadWait time.Duration
 }
 
 // Drops gives the path shelved under a token, once.
@@ -90,9 +100,10 @@ type Avatars interface {
 }
 
 type handler struct {
-	opt    Options
-	mux    *http.ServeMux
-	static map[string]staticFile
+	opt       Options
+	mux       *http.ServeMux
+	static    map[string]staticFile
+	downloads *downloadLimit
 }
 
 type staticFile struct {
@@ -106,7 +117,16 @@ func New(opt Options) (http.Handler, error) {
 	if opt.Heartbeat == 0 {
 		opt.Heartbeat = 15 * time.Second
 	}
-	h := &handler{opt: opt, mux: http.NewServeMux()}
+	if opt.WriteTimeout == 0 {
+		opt.WriteTimeout = 30 * time.Second
+	}
+	if opt.MaxDownloads == 0 {
+		opt.MaxDownloads = 8
+	}
+	if opt.DownloadWait == 0 {
+		opt.DownloadWait = 10 * time.Second
+	}
+	h := &handler{opt: opt, mux: http.NewServeMux(), downloads: newDownloadLimit(opt.MaxDownloads, opt.DownloadWait)}
 	if err := h.loadStatic(); err != nil {
 		return nil, err
 	}
@@ -150,8 +170,69 @@ func New(opt Options) (http.Handler, error) {
 		out = cop.Handler(out)
 	}
 	out = h.security(out)
+	if !opt.Desktop {
+		out = h.stall(out)
+	}
 	return out, nil
 }
+
+// stall gives every write to a client a deadline of WriteTimeout from when
+// it starts, through http.ResponseController. A server-wide WriteTimeout
+// would cut event streams and long downloads; without any, a client that
+// stops reading holds its handler (and what it holds: an open file, a
+// download slot) for ever. The desktop mount has no socket to time out.
+func (h *handler) stall(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: h.opt.WriteTimeout}
+		sw.extend()
+		next.ServeHTTP(sw, r)
+		// The server flushes what is buffered after the handler returns,
+		// and the connection keeps the last deadline into the next
+		// request: give that flush its own.
+		sw.extend()
+	})
+}
+
+// stallWriter sets the write deadline before each write and writes in
+// pieces, so the deadline bounds a stall rather than the whole response. It
+// has no ReadFrom: io.Copy (http.ServeContent) then writes through it in
+// 32 KiB pieces instead of one sendfile that no deadline would restart.
+type stallWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+// stallChunk is the most written under one deadline.
+const stallChunk = 64 << 10
+
+func (s *stallWriter) extend() {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.d)) // ErrNotSupported: nothing to bound
+}
+
+func (s *stallWriter) WriteHeader(code int) {
+	s.extend()
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *stallWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k := min(len(p), stallChunk)
+		s.extend()
+		m, err := s.ResponseWriter.Write(p[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[k:]
+	}
+	return n, nil
+}
+
+// Unwrap lets http.ResponseController reach the connection (Flush, the
+// event stream's own deadlines).
+func (s *stallWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (h *handler) security(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,11 +14,6 @@ import (
 	"github.com/llembas/lembas/backend/events"
 )
 
-// writeTimeout bounds each write to an event stream. A server-wide
-// WriteTimeout would cut long streams; a per-write deadline only cuts a
-// follower that stopped reading.
-const writeTimeout = 30 * time.Second
-
 func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Caller) {
 	rc := http.NewResponseController(w)
 	hd := w.Header()
@@ -34,7 +29,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 	defer func() { h.opt.Log.Debug("event stream closed", "user", caller.UserID, "why", why) }()
 
 	write := func(s string) error {
-		if err := rc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		if err := rc.SetWriteDeadline(time.Now().Add(h.opt.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return err
 		}
 		if _, err := io.WriteString(w, s); err != nil {

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/secrets"
 )
 
 // Efforts are the reasoning efforts a request may ask for, in increasing
@@ -119,7 +120,8 @@ const maxBody = 8 << 20
 // error with ctx.Err() in its chain. Other failures are *apperr.Error
 // values, with *EndpointError or ErrTimeout in their chain where they
 // apply. The Result is filled as far as the reply got, even on error.
-func (c *Client) Chat(ctx context.Context, req ChatRequest, fn func(Delta) error) (Result, error) {
+func (c *Client) Chat(ctx context.Context, req ChatRequest, fn func(Delta) error) (res Result, err error) {
+	defer func() { err = c.scrub(err) }()
 	if err := req.validate(); err != nil {
 		return Result{}, err
 	}
@@ -128,7 +130,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, fn func(Delta) error
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := c.stream(ctx, req.Model, body, withOptions, fn)
+	res, err = c.stream(ctx, req.Model, body, withOptions, fn)
 	var rejected *streamOptionsRejected
 	if errors.As(err, &rejected) {
 		c.noStreamOptions.Store(true)
@@ -163,7 +165,7 @@ var errDone = errors.New("done")
 func (c *Client) stream(ctx context.Context, model string, body []byte, withOptions bool, fn func(Delta) error) (Result, error) {
 	wd := newWatchdog(ctx, phaseFirst, c.opt.FirstTokenTimeout)
 	defer wd.stop()
-	st := &streamState{fn: fn, start: time.Now(), wd: wd, stall: c.opt.StallTimeout}
+	st := &streamState{fn: fn, start: time.Now(), wd: wd, stall: c.opt.StallTimeout, redact: c.redact}
 	req, err := c.newRequest(wd.ctx, http.MethodPost, "/chat/completions", body, "text/event-stream")
 	if err != nil {
 		return Result{}, err
@@ -214,6 +216,9 @@ type streamState struct {
 	start time.Time
 	wd    *watchdog // nil when decoding without a request (benchmarks)
 	stall time.Duration
+	// redact hides the endpoint's secrets in upstream text quoted in an
+	// error (nil: only credentials after an authorization scheme).
+	redact *secrets.Redactor
 
 	think    ThinkSplitter
 	tools    ToolCallAccumulator
@@ -300,14 +305,15 @@ func (st *streamState) event(ev Event) error {
 	}
 	var ch chunk
 	if err := json.Unmarshal([]byte(ev.Data), &ch); err != nil {
+		data := st.redact.Redact(ev.Data)
 		if ev.Name == "error" {
-			return st.upstreamError(&EndpointError{Status: http.StatusOK, Message: cleanMessage(ev.Data)})
+			return st.upstreamError(&EndpointError{Status: http.StatusOK, Message: cleanMessage(data)})
 		}
 		return apperr.Wrap(apperr.Unavailable, err,
-			"The endpoint sent an event that is not valid JSON (%s). The answer was abandoned; try again.", snippet(ev.Data))
+			"The endpoint sent an event that is not valid JSON (%s). The answer was abandoned; try again.", snippet(data))
 	}
 	if len(ch.Error) > 0 && string(ch.Error) != "null" || ev.Name == "error" {
-		return st.upstreamError(parseEndpointError(http.StatusOK, []byte(ev.Data)))
+		return st.upstreamError(parseEndpointError(http.StatusOK, []byte(st.redact.Redact(ev.Data))))
 	}
 	return st.chunk(&ch, false)
 }
@@ -412,13 +418,13 @@ func (st *streamState) upstreamError(e *EndpointError) error {
 func (st *streamState) whole(raw []byte) error {
 	var ch chunk
 	if err := json.Unmarshal(raw, &ch); err != nil {
-		return apperr.Wrap(apperr.Unavailable, err, "The endpoint's answer is not valid JSON (%s). Check that the base URL points at an OpenAI-compatible API.", snippet(string(raw)))
+		return apperr.Wrap(apperr.Unavailable, err, "The endpoint's answer is not valid JSON (%s). Check that the base URL points at an OpenAI-compatible API.", snippet(st.redact.Redact(string(raw))))
 	}
 	if len(ch.Error) > 0 && string(ch.Error) != "null" {
-		return st.upstreamError(parseEndpointError(http.StatusOK, raw))
+		return st.upstreamError(parseEndpointError(http.StatusOK, []byte(st.redact.Redact(string(raw)))))
 	}
 	if len(ch.Choices) == 0 {
-		return apperr.New(apperr.Unavailable, "The endpoint's answer has no choices (%s). Check that the base URL points at an OpenAI-compatible API.", snippet(string(raw)))
+		return apperr.New(apperr.Unavailable, "The endpoint's answer has no choices (%s). Check that the base URL points at an OpenAI-compatible API.", snippet(st.redact.Redact(string(raw))))
 	}
 	st.done = true
 	return st.chunk(&ch, true)
@@ -473,7 +479,8 @@ func snippet(s string) string {
 // Complete asks for a whole reply without streaming (for automatic titles
 // and other short internal requests) and returns its content, with any
 // reasoning removed and surrounding whitespace trimmed.
-func (c *Client) Complete(ctx context.Context, req ChatRequest) (string, error) {
+func (c *Client) Complete(ctx context.Context, req ChatRequest) (_ string, err error) {
+	defer func() { err = c.scrub(err) }()
 	if err := req.validate(); err != nil {
 		return "", err
 	}
@@ -484,7 +491,7 @@ func (c *Client) Complete(ctx context.Context, req ChatRequest) (string, error) 
 	wd := newWatchdog(ctx, phaseFirst, c.opt.FirstTokenTimeout)
 	defer wd.stop()
 	var content strings.Builder
-	st := &streamState{start: time.Now(), wd: wd, stall: c.opt.StallTimeout, fn: func(d Delta) error {
+	st := &streamState{start: time.Now(), wd: wd, stall: c.opt.StallTimeout, redact: c.redact, fn: func(d Delta) error {
 		content.WriteString(d.Content)
 		return nil
 	}}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/secrets"
 )
 
 // Endpoint is one configured connection.
@@ -87,6 +88,7 @@ type Client struct {
 	hostport string // host:port for "nothing is listening at"
 	auth     string // the Authorization header value, or ""
 	header   http.Header
+	redact   *secrets.Redactor // this endpoint's key and header values
 	opt      Options
 	hc       *http.Client
 
@@ -156,6 +158,12 @@ func NewClient(ep Endpoint, opt Options) (*Client, error) {
 		}
 		c.auth = "Bearer " + strings.TrimSpace(ep.APIKey)
 	}
+
+	known := []string{ep.APIKey, c.auth}
+	for _, v := range ep.Headers {
+		known = append(known, v)
+	}
+	c.redact = secrets.NewRedactor(known...)
 
 	tlsConf, err := tlsConfig(ep)
 	if err != nil {

@@ -252,6 +252,9 @@ func orInt(a, b int) int {
 // statusError turns a non-2xx response into the error callers get. target
 // is the URL as shown to people; model is the requested model, if any.
 func (c *Client) statusError(resp *http.Response, body []byte, target, model string) error {
+	// An endpoint (or a proxy before it) may echo the request, our key and
+	// headers included: hide them before anything is cut or quoted.
+	body = []byte(c.redact.Redact(string(body)))
 	e := parseEndpointError(resp.StatusCode, body)
 	e.RetryAfter = retryAfter(resp.Header)
 	code := resp.StatusCode
@@ -267,7 +270,7 @@ func (c *Client) statusError(resp *http.Response, body []byte, target, model str
 	switch {
 	case code >= 300 && code < 400:
 		if loc := resp.Header.Get("Location"); loc != "" {
-			return wrap(apperr.Unavailable, "The endpoint redirects to %s (%d). Use that address as the base URL.", cleanMessage(loc), code)
+			return wrap(apperr.Unavailable, "The endpoint redirects to %s (%d). Use that address as the base URL.", cleanMessage(c.redact.Redact(loc)), code)
 		}
 		return wrap(apperr.Unavailable, "The endpoint answered with a redirect (%d) to nowhere. Check the base URL.", code)
 	case code == http.StatusUnauthorized:
@@ -308,6 +311,21 @@ func (c *Client) statusError(resp *http.Response, body []byte, target, model str
 	default:
 		return wrap(apperr.Unavailable, "The endpoint answered with an unexpected status (%d)%s.", code, upstream())
 	}
+}
+
+// scrub hides this endpoint's secrets in the messages of err's chain, a
+// second net behind the redaction of upstream text where it is read: what
+// the caller shows, logs or stores (messages.error) never holds them.
+func (c *Client) scrub(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		switch x := e.(type) {
+		case *apperr.Error:
+			x.Message = c.redact.Redact(x.Message)
+		case *EndpointError:
+			x.Message, x.Type, x.Code = c.redact.Redact(x.Message), c.redact.Redact(x.Type), c.redact.Redact(x.Code)
+		}
+	}
+	return err
 }
 
 // networkError explains a failure to reach the endpoint or to get its

@@ -31,7 +31,8 @@ type TestResult struct {
 }
 
 // ListModels asks the endpoint for its models (GET {base}/models).
-func (c *Client) ListModels(ctx context.Context) ([]Model, error) {
+func (c *Client) ListModels(ctx context.Context) (_ []Model, err error) {
+	defer func() { err = c.scrub(err) }()
 	wd := newWatchdog(ctx, phaseList, min(listTimeout, c.opt.FirstTokenTimeout))
 	defer wd.stop()
 	req, err := c.newRequest(wd.ctx, http.MethodGet, "/models", nil, "application/json")
@@ -58,7 +59,13 @@ func (c *Client) ListModels(ctx context.Context) ([]Model, error) {
 	if len(raw) > maxBody {
 		return nil, apperr.New(apperr.Unavailable, "The endpoint's model list is larger than %d MiB. Check the base URL.", maxBody>>20)
 	}
-	return parseModels(raw)
+	models, err := parseModels(raw)
+	if err != nil {
+		// The quoted start of a body that is not a list may hold what the
+		// endpoint echoed of our request: parse again, hidden, to quote.
+		_, err = parseModels([]byte(c.redact.Redact(string(raw))))
+	}
+	return models, err
 }
 
 // Test checks the connection by listing the models, and reports how long

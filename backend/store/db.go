@@ -81,6 +81,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	if err := privateFiles(path); err != nil {
+		return nil, err
+	}
 	w, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -102,6 +105,35 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(5 * time.Minute)
 	return &DB{path: path, w: w, r: r}, nil
+}
+
+// privateFiles makes the database file exist with mode 0600 before SQLite
+// opens it, and takes group and other access away from one (or its -wal and
+// -shm) left by an older version. SQLite creates a new database 0644 less
+// the umask, and gives the -wal and -shm files the mode of the database
+// file, so a database created here keeps all three private whatever the
+// umask and however old the data directory is.
+func privateFiles(path string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create database %s: %w", path, err)
+		}
+		if f != nil {
+			f.Close()
+		}
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		// Best effort: a reader that does not own the files (lembas info
+		// as another account) cannot change them and need not.
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			os.Chmod(p, fi.Mode().Perm()&0o700)
+		}
+	}
+	return nil
 }
 
 // Path is the database file.
@@ -170,6 +202,12 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 	}
 	tmp := fmt.Sprintf("%s.partial-%d", dest, os.Getpid())
 	os.Remove(tmp)
+	// VACUUM INTO accepts an empty file and keeps its mode: created 0600
+	// here, the snapshot is never readable by others, not even until the
+	// chmod below.
+	if f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	}
 	// The read pool is query_only, which VACUUM INTO respects; the write
 	// connection would queue behind streaming checkpoints. A dedicated
 	// connection does neither.

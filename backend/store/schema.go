@@ -101,6 +101,14 @@ var Current = Schema{
 				// refresh never overwrites the admin and clearing the override
 				// restores the endpoint's value without a refresh.
 				{Name: "context_length_override", Type: "INTEGER NOT NULL DEFAULT 0"},
+				// restricted: only the users and groups in model_access (and
+				// admins) may use the model. It is the flag, not the rows,
+				// that restricts, so a model whose only group or user is
+				// deleted (the rows cascade away) stays closed instead of
+				// opening to everyone. Models with rows before the column
+				// existed were restricted.
+				{Name: "restricted", Type: "INTEGER NOT NULL DEFAULT 0",
+					Fill: "UPDATE models SET restricted = 1 WHERE id IN (SELECT model_id FROM model_access)"},
 			},
 			Indexes: []Index{
 				{Name: "models_connection_upstream", On: "models(connection_id, upstream_id)", Unique: true},
@@ -219,10 +227,10 @@ var Current = Schema{
 			Indexes: []Index{{Name: "group_members_user", On: "group_members(user_id)"}},
 		},
 		{
-			// model_access narrows who may use an instance-wide model: a
-			// model with no rows is for everyone; with rows, only for the
-			// users and groups listed (and admins, and holders of
-			// models.view_all). Each row names a user or a group.
+			// model_access lists who may use an instance-wide model whose
+			// models.restricted is set (and admins, and holders of
+			// models.view_all); an unrestricted model is for everyone. Each
+			// row names a user or a group.
 			Name: "model_access",
 			Columns: []Column{
 				{Name: "model_id", Type: "INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE"},

@@ -225,6 +225,7 @@ func (db *DB) searchMessages(ctx context.Context, user ids.UserID, q parsedQuery
 	return db.searchFTS(ctx, q, limit, ftsSearch{
 		table: "messages_fts",
 		mark:  `snippet(messages_fts, 0, ?, ?, '…', 24)`,
+		plain: true,
 		query: `SELECT m.chat_id, c.title, m.id, m.role, m.created_at, %s
 			FROM messages_fts f JOIN messages m ON m.id = f.rowid JOIN chats c ON c.id = m.chat_id
 			WHERE messages_fts MATCH ? AND c.user_id = ? AND c.deleted_at IS NULL
@@ -238,8 +239,17 @@ func (db *DB) searchMessages(ctx context.Context, user ids.UserID, q parsedQuery
 type ftsSearch struct {
 	table string
 	mark  string // snippet() or highlight(), taking the two sentinels
+	plain bool   // the text is Markdown: shown as plain text (plainSnippet)
 	query string
 	rowid func(Hit) int64
+}
+
+// html turns marked text from FTS5 into the snippet's HTML.
+func (s ftsSearch) html(text string) string {
+	if s.plain {
+		text = plainSnippet(text)
+	}
+	return markHTML(text)
 }
 
 // searchFTS runs s in the order selective picks. Newest first, the rows
@@ -281,7 +291,7 @@ func (db *DB) searchFTS(ctx context.Context, pq parsedQuery, limit int, s ftsSea
 		if err := rows.Scan(&h.ChatID, &h.ChatTitle, &h.MessageID, &h.Role, &h.CreatedAt, &h.Snippet); err != nil {
 			return nil, fmt.Errorf("search %s: %w", s.table, err)
 		}
-		h.Snippet = markHTML(h.Snippet)
+		h.Snippet = s.html(h.Snippet)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
@@ -294,7 +304,7 @@ func (db *DB) searchFTS(ctx context.Context, pq parsedQuery, limit int, s ftsSea
 	for i, h := range hits {
 		rowids[i] = s.rowid(h)
 	}
-	marked, err := db.marked(ctx, s.table, s.mark, match, rowids)
+	marked, err := db.marked(ctx, s, match, rowids)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +320,8 @@ func (db *DB) searchFTS(ctx context.Context, pq parsedQuery, limit int, s ftsSea
 // SQLite does not hand it to FTS5: FTS5 would run the whole query again for
 // every value, which for a prefix query means merging the doclists of every
 // matching term each time (300 ms for 10 rows of "ab*" measured here).
-func (db *DB) marked(ctx context.Context, table, fn, match string, rowids []int64) (map[int64]string, error) {
+func (db *DB) marked(ctx context.Context, s ftsSearch, match string, rowids []int64) (map[int64]string, error) {
+	table, fn := s.table, s.mark
 	lo, hi := slices.Min(rowids), slices.Max(rowids)
 	args := []any{string(markOpen), string(markClose), match, lo, hi}
 	for _, id := range rowids {
@@ -325,11 +336,11 @@ func (db *DB) marked(ctx context.Context, table, fn, match string, rowids []int6
 	out := make(map[int64]string, len(rowids))
 	for rows.Next() {
 		var id int64
-		var s string
-		if err := rows.Scan(&id, &s); err != nil {
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
 			return nil, fmt.Errorf("search snippets: %w", err)
 		}
-		out[id] = markHTML(s)
+		out[id] = s.html(text)
 	}
 	return out, rows.Err()
 }

@@ -30,10 +30,14 @@ type Table struct {
 // Column declares one column. Type is the rest of the column definition
 // ("TEXT NOT NULL DEFAULT ”"). Secret marks a column holding encrypted
 // values, so the key ledger can tell whether anything is encrypted yet.
+// Fill, if set, is an UPDATE run once, in the same transaction, right after
+// the column is added to an existing table: it gives the rows that existed
+// before the column the value the code now expects of them.
 type Column struct {
 	Name   string
 	Type   string
 	Secret bool
+	Fill   string
 }
 
 // Index declares an index; On is "table(columns)".
@@ -176,6 +180,11 @@ func (db *DB) plan(ctx context.Context, s Schema) (steps []step, extra []string,
 						fmt.Sprintf("add column %s.%s", t.Name, c.Name),
 						fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", quoteIdent(t.Name), quoteIdent(c.Name), c.Type),
 					})
+					if c.Fill != "" {
+						// Sorted after every ALTER and CREATE (stepOrder), so
+						// it may read columns added in the same sync.
+						steps = append(steps, step{fmt.Sprintf("fill column %s.%s", t.Name, c.Name), c.Fill})
+					}
 					continue
 				}
 				if want := baseType(c.Type); want != baseType(typ) {

@@ -1,6 +1,8 @@
 // admin-access.js — "Who can use this model" in Settings → Models: everyone
 // (the default), or only the chosen people and groups. Both lists empty is
-// how the server spells "everyone".
+// how the client asks for "everyone"; the server answers everyone: false with
+// both lists empty for a model whose groups were all deleted, which only
+// administrators can use until someone chooses again.
 
 import { html, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
 import { call } from './transport.js';
@@ -79,6 +81,8 @@ export function ModelAccess({ model }) {
               </label>
             </div>
           </fieldset>
+          ${state.everyone === false && state.users.length === 0 && state.groups.length === 0 && html`
+            <p class="muted" id=${idp + '-closed'}>Only administrators can use this model now: the people or groups it was shared with were removed. Choose who may use it, or let everyone.</p>`}
           ${!everyone && html`
             <fieldset class="fieldset">
               <legend class="field-label">Groups</legend>
