@@ -228,24 +228,34 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 // Regenerate replaces the chat's last reply with a new one.
 func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
 	defer s.lockChat(chatID)()
-	path, err := s.idlePath(ctx, user, chatID)
-	if err != nil {
+	if err := s.idle(ctx, user, chatID); err != nil {
 		return store.Message{}, err
 	}
-	last := len(path) - 1
-	for last >= 0 && path[last].Role == store.RoleAssistant {
-		last--
+	// The turn to answer again: the newest that is not a reply.
+	var turn ids.MessageID
+	if err := s.db.WalkPath(ctx, user, chatID, func(e store.PathEntry) bool {
+		if e.Role == store.RoleAssistant {
+			return true
+		}
+		turn = e.ID
+		return false
+	}); err != nil {
+		return store.Message{}, storeErr(err, "chat")
 	}
-	if last < 0 {
+	if turn == 0 {
 		return store.Message{}, apperr.New(apperr.Conflict, "there is no turn to answer again")
 	}
 	// Everything that could stop the new reply is checked before the old
-	// one is deleted.
+	// one is deleted, the request included: it is built from the path
+	// ending at the turn, which is the path once the replies after it go.
 	tgt, err := s.prepare(ctx, user, chatID)
 	if err != nil {
 		return store.Message{}, err
 	}
-	if _, err := s.db.DeleteMessagesAfter(ctx, user, chatID, path[last].ID); err != nil {
+	if tgt, err = s.withRequest(ctx, user, tgt, turn, nil); err != nil {
+		return store.Message{}, err
+	}
+	if _, err := s.db.DeleteMessagesAfter(ctx, user, chatID, turn); err != nil {
 		return store.Message{}, storeErr(err, "chat")
 	}
 	return s.startReply(ctx, user, chatID, nil, tgt)
@@ -255,21 +265,32 @@ func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.Ch
 // interrupted by a restart) from where it ended.
 func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
 	defer s.lockChat(chatID)()
-	path, err := s.idlePath(ctx, user, chatID)
-	if err != nil {
+	if err := s.idle(ctx, user, chatID); err != nil {
 		return store.Message{}, err
 	}
-	if len(path) == 0 || path[len(path)-1].Role != store.RoleAssistant {
+	var newest store.PathEntry
+	if err := s.db.WalkPath(ctx, user, chatID, func(e store.PathEntry) bool { newest = e; return false }); err != nil {
+		return store.Message{}, storeErr(err, "chat")
+	}
+	if newest.Role != store.RoleAssistant {
 		return store.Message{}, apperr.New(apperr.Conflict, "the last message is not a reply that can be continued")
 	}
-	last := path[len(path)-1]
-	switch last.Status {
+	switch newest.Status {
 	case store.StatusLength, store.StatusInterrupted, store.StatusStopped:
 	default:
 		return store.Message{}, apperr.New(apperr.Conflict, "only a reply that was cut off, stopped or interrupted can be continued")
 	}
+	// With its reasoning, which the continued reply keeps showing (the
+	// request never carries it).
+	last, err := s.db.MessageByID(ctx, user, newest.ID)
+	if err != nil {
+		return store.Message{}, storeErr(err, "message")
+	}
 	tgt, err := s.prepare(ctx, user, chatID)
 	if err != nil {
+		return store.Message{}, err
+	}
+	if tgt, err = s.withRequest(ctx, user, tgt, last.ID, &last); err != nil {
 		return store.Message{}, err
 	}
 	return s.startReply(ctx, user, chatID, &last, tgt)
@@ -304,7 +325,7 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 		return Turn{}, err
 	}
 	defer s.lockChat(m.ChatID)()
-	if _, err := s.idlePath(ctx, user, m.ChatID); err != nil {
+	if err := s.idle(ctx, user, m.ChatID); err != nil {
 		return Turn{}, err
 	}
 	tgt, err := s.prepare(ctx, user, m.ChatID)
@@ -347,22 +368,21 @@ func (s *Service) Stop(ctx context.Context, user ids.UserID, chatID ids.ChatID) 
 	return nil
 }
 
-func (s *Service) idlePath(ctx context.Context, user ids.UserID, chatID ids.ChatID) ([]store.Message, error) {
+// idle checks that the chat can take a new reply in place of its last ones
+// (Regenerate, Continue, Edit): it is not in the trash and no reply is
+// being written. Call it holding the chat's lock.
+func (s *Service) idle(ctx context.Context, user ids.UserID, chatID ids.ChatID) error {
 	chat, err := s.db.ChatByID(ctx, user, chatID)
 	if err != nil {
-		return nil, storeErr(err, "chat")
+		return storeErr(err, "chat")
 	}
 	if chat.DeletedAt != nil {
-		return nil, apperr.New(apperr.Conflict, "this chat is in the trash; restore it first")
+		return apperr.New(apperr.Conflict, "this chat is in the trash; restore it first")
 	}
 	if s.gen.Running(chatID) {
-		return nil, apperr.New(apperr.Conflict, "a reply is still being written; stop it first")
+		return apperr.New(apperr.Conflict, "a reply is still being written; stop it first")
 	}
-	path, err := s.db.ChatPath(ctx, user, chatID)
-	if err != nil {
-		return nil, storeErr(err, "chat")
-	}
-	return path, nil
+	return nil
 }
 
 // usableModel returns a model the user may chat with.
@@ -384,12 +404,17 @@ func modelName(m store.Model) string {
 	return m.UpstreamID
 }
 
-// target is what a reply will be sent to, checked before anything changes.
+// target is what a reply will be sent to, checked before anything changes,
+// and once withRequest has run, what it sends.
 type target struct {
 	chat   store.Chat
 	model  store.Model
 	client *llm.Client
 	conn   store.Connection
+
+	built   bool
+	req     llm.ChatRequest
+	omitted int // earlier turns req leaves out
 }
 
 // prepare checks everything that could stop a reply from starting: the
@@ -416,15 +441,18 @@ func (s *Service) prepare(ctx context.Context, user ids.UserID, chatID ids.ChatI
 	return target{chat: chat, model: model, client: client, conn: conn}, nil
 }
 
-// startReply builds the request from the chat's path and starts the reply.
+// startReply starts the reply with tgt's request, built here from the
+// chat's path (from its newest message) unless withRequest built it before.
 // With cont set, the reply continues that existing message; otherwise a new
 // assistant message is added. Call it holding the chat's lock.
 func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.ChatID, cont *store.Message, tgt target) (store.Message, error) {
-	model, client, conn := tgt.model, tgt.client, tgt.conn
-	req, omitted, err := s.request(ctx, user, cont, tgt)
-	if err != nil {
-		return store.Message{}, err
+	var err error
+	if !tgt.built {
+		if tgt, err = s.withRequest(ctx, user, tgt, 0, cont); err != nil {
+			return store.Message{}, err
+		}
 	}
+	model, client, conn, req, omitted := tgt.model, tgt.client, tgt.conn, tgt.req, tgt.omitted
 
 	var asst store.Message
 	if cont != nil {
@@ -457,17 +485,29 @@ func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.Ch
 	return asst, nil
 }
 
+// withRequest returns tgt with its request built: the one way every reply
+// (Send, Regenerate, Continue, Edit) gets its history.
+func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, from ids.MessageID, cont *store.Message) (target, error) {
+	req, omitted, err := s.request(ctx, user, from, cont, tgt)
+	if err != nil {
+		return target{}, err
+	}
+	tgt.built, tgt.req, tgt.omitted = true, req, omitted
+	return tgt, nil
+}
+
 // request builds the request of the chat's next reply from the newest
-// turns that fit the model's context (selectHistory), and says how many
-// earlier turns were left out.
-func (s *Service) request(ctx context.Context, user ids.UserID, cont *store.Message, tgt target) (llm.ChatRequest, int, error) {
+// turns that fit the model's context (selectHistory) on the path ending at
+// message from (0: the chat's newest), and says how many earlier turns were
+// left out. Memory here does not grow with the chat.
+func (s *Service) request(ctx context.Context, user ids.UserID, from ids.MessageID, cont *store.Message, tgt target) (llm.ChatRequest, int, error) {
 	chat, model := tgt.chat, tgt.model
 	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
 	if err != nil {
 		return llm.ChatRequest{}, 0, err
 	}
 	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
-	h, err := s.selectHistory(ctx, user, chat.ID, requestBudget(chat, model, system, cont != nil), model.Capabilities.Vision)
+	h, err := s.selectHistory(ctx, user, chat.ID, from, requestBudget(chat, model, system, cont != nil), model.Capabilities.Vision)
 	if err != nil {
 		return llm.ChatRequest{}, 0, err
 	}
@@ -583,11 +623,14 @@ func (s *Service) autoTitle(user ids.UserID, chatID ids.ChatID, client *llm.Clie
 	}
 	// Only after the first exchange; counted without reading a long
 	// chat's every message.
-	n := 0
-	if err := s.db.WalkPath(ctx, user, chatID, func(store.PathEntry) bool { n++; return n <= 2 }); err != nil || n != 2 {
+	var first []ids.MessageID // newest first
+	if err := s.db.WalkPath(ctx, user, chatID, func(e store.PathEntry) bool {
+		first = append(first, e.ID)
+		return len(first) <= 2
+	}); err != nil || len(first) != 2 {
 		return
 	}
-	path, err := s.db.ChatPath(ctx, user, chatID)
+	path, err := s.db.PathMessages(ctx, user, chatID, []ids.MessageID{first[1], first[0]})
 	if err != nil || len(path) != 2 {
 		return
 	}

@@ -286,9 +286,11 @@ func TestFailuresKeepThePartialReplyAndSayWhy(t *testing.T) {
 	}
 }
 
+// A reply cut by the length limit continues where it ended, keeping the
+// reasoning it showed, which the request never carries back.
 func TestLengthThenContinue(t *testing.T) {
 	e := setup(t)
-	e.llm.Enqueue(fakellm.NewStream().Content("cut").Finish("length").Reply())
+	e.llm.Enqueue(fakellm.NewStream().Reasoning("Pondering.").Content("cut").Finish("length").Reply())
 	turn := e.send(0, "Long please")
 	e.wait(turn.Chat.ID)
 	if m := e.last(turn.Chat.ID); m.Status != store.StatusLength {
@@ -299,8 +301,12 @@ func TestLengthThenContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait(turn.Chat.ID)
-	if m := e.last(turn.Chat.ID); m.Content != "cut off" || m.Status != store.StatusFinal {
-		t.Errorf("after continue: %q %s", m.Content, m.Status)
+	if m := e.last(turn.Chat.ID); m.Content != "cut off" || m.Reasoning != "Pondering." || m.Status != store.StatusFinal {
+		t.Errorf("after continue: %q (reasoning %q) %s", m.Content, m.Reasoning, m.Status)
+	}
+	body, _ := json.Marshal(e.lastReplyRequest())
+	if strings.Contains(string(body), "Pondering") || !strings.Contains(string(body), `"content":"cut"`) {
+		t.Errorf("continue request %s", body)
 	}
 }
 

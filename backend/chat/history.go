@@ -100,12 +100,12 @@ type history struct {
 	omitted int             // earlier turns left out
 }
 
-// selectHistory reads the chat's path from the newest message back and
-// keeps the turns that fit b, stopping at the first that does not; the
-// rest are counted, not read. The newest message must fit: if it does not,
-// the error says so. The kept history starts with a user turn (chat
-// templates expect one first).
-func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids.ChatID, b budget, vision bool) (history, error) {
+// selectHistory reads the chat's path from message from back (0: from the
+// newest) and keeps the turns that fit b, stopping at the first that does
+// not; the rest are counted, not read. The newest message must fit: if it
+// does not, the error says so. The kept history starts with a user turn
+// (chat templates expect one first).
+func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids.ChatID, from ids.MessageID, b budget, vision bool) (history, error) {
 	var (
 		keep           []ids.MessageID // newest first
 		roles          []store.Role
@@ -113,7 +113,7 @@ func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids
 		stop           ids.MessageID // the first message left out
 		tooBig         error
 	)
-	err := s.db.WalkPath(ctx, user, chatID, func(e store.PathEntry) bool {
+	err := s.db.WalkPathFrom(ctx, user, chatID, from, func(e store.PathEntry) bool {
 		if !sendable(e) {
 			return true
 		}

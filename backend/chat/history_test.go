@@ -13,6 +13,7 @@ import (
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/store"
 )
 
 // longChat starts a chat and appends n old turns (alternately user and
@@ -72,18 +73,20 @@ func TestLongChatSendsTheNewestTurnsThatFit(t *testing.T) {
 	e.send(id, "The newest question")
 	e.wait(id)
 
-	path, err := e.c.DB.ChatPath(t.Context(), e.user, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var turns []string // what could be sent, oldest first, without the reply just made
-	for _, m := range path[:len(path)-1] {
-		turns = append(turns, m.Content)
-	}
-	// The same rule by hand: bytes/3 + 8 a turn, newest first, within the
-	// context less a quarter kept for the reply (no max_tokens, no system
-	// prompt) and 8 for the system turn's markers.
-	budget := context - context/4 - 8
+	turns := e.contents(id, 1) // without the reply just made
+	// The context less a quarter kept for the reply (no max_tokens, no
+	// system prompt) and 8 for the system turn's markers.
+	e.checkNewestSent(id, turns, context-context/4-8, "")
+}
+
+// checkNewestSent checks that the last request carried the newest of turns
+// (what could be sent, oldest first) that fit budget tokens, by the same
+// rule done by hand: bytes/3 + 8 a turn, newest first, starting with a user
+// turn (user turns are at even places); then nudge, if any. The reply just
+// made must say how many were left out.
+func (e *env) checkNewestSent(id ids.ChatID, turns []string, budget int, nudge string) {
+	t := e.t
+	t.Helper()
 	want, used := 0, 0
 	for i := len(turns) - 1; i >= 0; i-- {
 		c := (len(turns[i])+2)/3 + 8
@@ -93,17 +96,26 @@ func TestLongChatSendsTheNewestTurnsThatFit(t *testing.T) {
 		used += c
 		want++
 	}
-	if (len(turns)-want)%2 == 1 { // the oldest kept would be a reply without its question (user turns are at even places)
+	if (len(turns)-want)%2 == 1 { // the oldest kept would be a reply without its question
 		want--
 	}
+	if want == 0 || want == len(turns) {
+		t.Fatalf("the test keeps %d of %d turns: make the chat longer or the context smaller", want, len(turns))
+	}
 
-	reqs := e.llm.Requests()
+	req := e.lastReplyRequest()
 	var sent []string
-	for _, m := range reqs[len(reqs)-1].JSON["messages"].([]any) {
+	for _, m := range req["messages"].([]any) {
 		msg := m.(map[string]any)
 		if msg["role"] != "system" {
 			sent = append(sent, msg["content"].(string))
 		}
+	}
+	if nudge != "" {
+		if len(sent) == 0 || !strings.Contains(sent[len(sent)-1], nudge) {
+			t.Fatalf("the request does not end with the nudge %q", nudge)
+		}
+		sent = sent[:len(sent)-1]
 	}
 	if len(sent) != want {
 		t.Fatalf("%d turns sent, want the newest %d of %d", len(sent), want, len(turns))
@@ -113,7 +125,7 @@ func TestLongChatSendsTheNewestTurnsThatFit(t *testing.T) {
 			t.Fatalf("sent turn %d is %.20q, want %.20q", i, s, turns[len(turns)-want+i])
 		}
 	}
-	if first := reqs[len(reqs)-1].JSON["messages"].([]any)[0].(map[string]any); first["role"] != "user" {
+	if first := req["messages"].([]any)[0].(map[string]any); first["role"] != "user" {
 		t.Errorf("the request starts with a %s turn", first["role"])
 	}
 
@@ -129,6 +141,83 @@ func TestLongChatSendsTheNewestTurnsThatFit(t *testing.T) {
 	}
 	if metrics.ContextPct == nil || *metrics.ContextPct > 100 {
 		t.Errorf("context %v%%", metrics.ContextPct)
+	}
+}
+
+// lastReplyRequest is the newest streamed request: a reply's, not an
+// automatic title's, which may arrive after it.
+func (e *env) lastReplyRequest() map[string]any {
+	e.t.Helper()
+	reqs := e.llm.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].JSON["stream"] == true {
+			return reqs[i].JSON
+		}
+	}
+	e.t.Fatal("no reply was requested")
+	return nil
+}
+
+// contents returns what could be sent of the chat's path, oldest first,
+// leaving out the newest n messages.
+func (e *env) contents(id ids.ChatID, leaveOut int) []string {
+	e.t.Helper()
+	path, err := e.c.DB.ChatPath(context.Background(), e.user, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var turns []string
+	for _, m := range path[:len(path)-leaveOut] {
+		turns = append(turns, m.Content)
+	}
+	return turns
+}
+
+// Regenerate and Continue of a long chat build their request the way Send
+// does: the newest turns that fit, and the count of the rest on the reply.
+func TestRegenerateAndContinueSendTheNewestTurnsThatFit(t *testing.T) {
+	e := setup(t)
+	const old, size, context = 300, 600, 4096
+	id := e.longChat(old, size)
+	e.setContext(context)
+
+	e.llm.Enqueue(fakellm.NewStream().Content("Regenerated, cut").Finish("length").Reply())
+	if _, err := e.c.Chat.Regenerate(t.Context(), e.user, id); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(id)
+	if n := len(e.contents(id, 0)); n != old+2 {
+		t.Fatalf("%d messages after regenerating, want %d (the reply replaced)", n, old+2)
+	}
+	e.checkNewestSent(id, e.contents(id, 1), context-context/4-8, "")
+
+	// The partial reply is the newest turn sent, and the nudge has room.
+	turns := e.contents(id, 0)
+	e.llm.Enqueue(fakellm.Stream(" off."))
+	if _, err := e.c.Chat.Continue(t.Context(), e.user, id); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(id)
+	if m := e.last(id); m.Content != "Regenerated, cut off." {
+		t.Fatalf("continued reply %q", m.Content)
+	}
+	e.checkNewestSent(id, turns, context-context/4-8-32, "Continue exactly")
+}
+
+// A Regenerate whose turn no longer fits the model's context is refused
+// before the old reply is deleted.
+func TestRegenerateOfATurnTooLargeKeepsTheReply(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("Keep me."))
+	turn := e.send(0, strings.Repeat("word ", 2000))
+	e.wait(turn.Chat.ID)
+	e.setContext(2048)
+	_, err := e.c.Chat.Regenerate(t.Context(), e.user, turn.Chat.ID)
+	if apperr.KindOf(err) != apperr.Invalid || !strings.Contains(err.Error(), "too long for the model") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := e.contents(turn.Chat.ID, 0); len(got) != 2 || got[1] != "Keep me." {
+		t.Errorf("after the refusal the chat holds %d messages, the last %.20q", len(got), got[len(got)-1])
 	}
 }
 
@@ -177,5 +266,86 @@ func TestRequestMemoryDoesNotGrowWithTheChat(t *testing.T) {
 	t.Logf("1,000 old messages: %.0f bytes in %.0f allocations; 10,000: %.0f bytes in %.0f", sb, sa, lb, la)
 	if lb/sb > 1.5 || la/sa > 1.5 {
 		t.Errorf("10× the history took %.1f× the bytes and %.1f× the allocations", lb/sb, la/sa)
+	}
+}
+
+// Regenerate, Continue and Edit build their requests the same way as Send:
+// a whole reply through each costs the same in a chat ten times as long
+// (they loaded the whole path to find the turn to answer).
+func TestReplyMemoryDoesNotGrowWithTheChat(t *testing.T) {
+	e := setup(t)
+	small := e.longChat(1_000, 200)
+	large := e.longChat(10_000, 200)
+	e.setContext(4096)
+	e.llm.KeepRequests(1)
+	db := e.c.DB.Write()
+	// Titles are the user's: no automatic title runs beside the replies.
+	if _, err := db.Exec(`UPDATE chats SET title_auto = 0`); err != nil {
+		t.Fatal(err)
+	}
+	e.c.Chat.Wait() // the titles of the first exchanges
+	newestUser := func(id ids.ChatID) ids.MessageID {
+		var m ids.MessageID
+		if err := db.QueryRow(`SELECT MAX(id) FROM messages WHERE chat_id = ? AND role = 'user'`, id).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, op := range []struct {
+		name  string
+		setup func(ids.ChatID) // before each run, not measured
+		run   func(ids.ChatID) error
+	}{
+		{"Regenerate", nil, func(id ids.ChatID) error {
+			_, err := e.c.Chat.Regenerate(t.Context(), e.user, id)
+			return err
+		}},
+		{"Continue", func(id ids.ChatID) {
+			if _, err := db.Exec(`UPDATE messages SET status = 'length' WHERE id = (SELECT MAX(id) FROM messages WHERE chat_id = ?)`, id); err != nil {
+				t.Fatal(err)
+			}
+		}, func(id ids.ChatID) error {
+			_, err := e.c.Chat.Continue(t.Context(), e.user, id)
+			return err
+		}},
+		{"Edit", nil, func(id ids.ChatID) error {
+			_, err := e.c.Chat.Edit(t.Context(), e.user, newestUser(id), "The newest question, edited", nil)
+			return err
+		}},
+	} {
+		t.Run(op.name, func(t *testing.T) {
+			once := func(id ids.ChatID) (bytes, allocs uint64) {
+				if op.setup != nil {
+					op.setup(id)
+				}
+				e.llm.Enqueue(fakellm.Stream("More."))
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				if err := op.run(id); err != nil {
+					t.Fatal(err)
+				}
+				e.wait(id)
+				runtime.ReadMemStats(&after)
+				if m := e.last(id); m.Status != store.StatusFinal {
+					t.Fatalf("reply %s: %s", m.Status, m.Error)
+				}
+				return after.TotalAlloc - before.TotalAlloc, after.Mallocs - before.Mallocs
+			}
+			measure := func(id ids.ChatID) (bytes, allocs float64) {
+				once(id) // warm up
+				const runs = 5
+				for range runs {
+					b, a := once(id)
+					bytes, allocs = bytes+float64(b)/runs, allocs+float64(a)/runs
+				}
+				return bytes, allocs
+			}
+			sb, sa := measure(small)
+			lb, la := measure(large)
+			t.Logf("1,000 old messages: %.0f bytes in %.0f allocations; 10,000: %.0f bytes in %.0f", sb, sa, lb, la)
+			if lb/sb > 1.5 || la/sa > 1.5 {
+				t.Errorf("10× the history took %.1f× the bytes and %.1f× the allocations", lb/sb, la/sa)
+			}
+		})
 	}
 }

@@ -36,13 +36,29 @@ const walkBatch = 64
 // sizes, never content, a batch at a time, so its memory does not grow with
 // the chat: building a request stops where the model's context is full.
 func (db *DB) WalkPath(ctx context.Context, user ids.UserID, chat ids.ChatID, fn func(PathEntry) bool) error {
+	return db.WalkPathFrom(ctx, user, chat, 0, fn)
+}
+
+// WalkPathFrom is WalkPath starting at message from of the chat instead of
+// its newest (0: the newest): the path a request will have once the
+// messages after from are deleted (Regenerate builds its request before it
+// deletes the old reply).
+func (db *DB) WalkPathFrom(ctx context.Context, user ids.UserID, chat ids.ChatID, from ids.MessageID, fn func(PathEntry) bool) error {
 	if err := ownsChat(ctx, db.r, user, chat); err != nil {
 		return err
 	}
 	var next sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT id FROM messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1`, chat).Scan(&next)
-	if err == sql.ErrNoRows {
-		return nil
+	var err error
+	if from == 0 {
+		err = db.r.QueryRowContext(ctx, `SELECT id FROM messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1`, chat).Scan(&next)
+		if err == sql.ErrNoRows {
+			return nil
+		}
+	} else {
+		err = db.r.QueryRowContext(ctx, `SELECT id FROM messages WHERE id = ? AND chat_id = ?`, from, chat).Scan(&next)
+		if err == sql.ErrNoRows {
+			return fmt.Errorf("message %d of chat %d: %w", from, chat, ErrNotFound)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("read last message of chat %d: %w", chat, err)

@@ -88,9 +88,31 @@ func TestWalkPathNewestFirst(t *testing.T) {
 		t.Errorf("contents %q", contents(got))
 	}
 
+	// From a message back: the same entries as from the newest, minus the
+	// newer ones; a message of no such chat is not found.
+	var from []ids.MessageID
+	if err := db.WalkPathFrom(ctx, frodo, chat.ID, walked[70].ID, func(e PathEntry) bool { from = append(from, e.ID); return true }); err != nil {
+		t.Fatal(err)
+	}
+	var want []ids.MessageID
+	for _, e := range walked[70:] {
+		want = append(want, e.ID)
+	}
+	if !slices.Equal(from, want) {
+		t.Errorf("walked from entry 70: %d entries, want %d", len(from), len(want))
+	}
+	other, _, err := db.CreateChat(ctx, frodo, NewChat{}, Message{Role: RoleUser, Content: "elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.WalkPathFrom(ctx, frodo, other.ID, walked[70].ID, func(PathEntry) bool { return true }); !errors.Is(err, ErrNotFound) {
+		t.Errorf("walked from another chat's message: %v", err)
+	}
+
 	// Another user's chat is not found, by any of them.
 	for name, err := range map[string]error{
 		"WalkPath":     db.WalkPath(ctx, sam, chat.ID, func(PathEntry) bool { return true }),
+		"WalkPathFrom": db.WalkPathFrom(ctx, sam, chat.ID, seen[0], func(PathEntry) bool { return true }),
 		"CountTurns":   func() error { _, err := db.CountTurns(ctx, sam, chat.ID, seen[0]); return err }(),
 		"PathMessages": func() error { _, err := db.PathMessages(ctx, sam, chat.ID, seen); return err }(),
 	} {

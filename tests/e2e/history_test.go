@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
 )
 
@@ -54,4 +55,16 @@ func TestOmittedTurnsMarkerInChromium(t *testing.T) {
 	}
 	a.js(`[...document.querySelectorAll('.msg-omitted')].pop().scrollIntoView({block: 'center'})`)
 	a.shot("omitted")
+
+	// A regenerated reply takes its history the same way, and says so.
+	a.llm.Enqueue(fakellm.Stream("A regenerated answer."))
+	a.clickXPath(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Regenerate')]`)
+	a.waitJS(lastReply + `.includes('A regenerated answer.')`)
+	a.waitReplyIdle()
+	a.waitJS(`(() => { const m = [...document.querySelectorAll('.msg-assistant')].pop(); const o = m && m.querySelector('.msg-omitted'); return !!o && o.innerText.endsWith('earlier turns were not sent'); })()`)
+	if n := a.js(`document.querySelectorAll('.msg-assistant').length`).(float64); n != 4 {
+		t.Errorf("%v replies after regenerating, want 4", n)
+	}
+	a.js(`[...document.querySelectorAll('.msg-omitted')].pop().scrollIntoView({block: 'center'})`)
+	a.shot("omitted-regenerated")
 }
