@@ -649,6 +649,12 @@ func TestChatIsUnreadBeforeTheFinalFrame(t *testing.T) {
 	if err := gen.Wait(ctx, turn.Chat.ID); err != nil {
 		t.Fatal(err)
 	}
+	// Wait returns at the final frame, before the reply's Done callback,
+	// which may still start an automatic title (bg.Add): shut generation
+	// down first, as core.Close does, so that svc.Wait waits for that too.
+	if err := gen.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
 	svc.Wait()
 	bus.mu.Lock()
 	defer bus.mu.Unlock()
