@@ -14,7 +14,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v5';
+const VERSION = 'v6';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -47,6 +47,7 @@ const SHELL = [
   '/js/messages.js',
   '/js/modelpicker.js',
   '/js/notify.js',
+  '/js/omitted.js',
   '/js/quick.js',
   '/js/router.js',
   '/js/settings-connections.js',
