@@ -215,7 +215,7 @@ const LOST_AFTER_MS = 2000;
 // covering any of it, when the server cannot be reached. The region is
 // always there, so that screen readers announce what appears in it.
 function ConnectionStatus() {
-  const [lost, setLost] = useState(false);
+  const [isLost, setLost] = useState(false);
   useEffect(() => {
     let timer = 0;
     const update = (s) => {
@@ -228,8 +228,8 @@ function ConnectionStatus() {
     return () => { off(); clearTimeout(timer); };
   }, []);
   return html`
-    <div class=${'conn-status' + (lost ? ' is-lost' : '')} role="status" aria-live="polite">
-      ${lost && html`<strong>Can't reach the server — retrying…</strong>
+    <div class=${'conn-status' + (isLost ? ' is-lost' : '')} role="status" aria-live="polite">
+      ${isLost && html`<strong>Can't reach the server — retrying…</strong>
         <span> Replies being written go on there; this page catches up when it is back.</span>`}
     </div>`;
 }
