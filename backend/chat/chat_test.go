@@ -395,10 +395,16 @@ func TestStreamOptionsRefusalIsRemembered(t *testing.T) {
 	if m := e.last(turn.Chat.ID); m.Status != store.StatusFinal {
 		t.Fatalf("status %s %s", m.Status, m.Error)
 	}
-	time.Sleep(50 * time.Millisecond) // Done runs after the final frame
-	c, err := e.c.DB.ConnectionByID(context.Background(), e.user, e.conn)
-	if err != nil || !c.NoStreamOptions {
-		t.Fatalf("connection %+v %v", c, err)
+	// Done, which records the refusal, runs after the final frame: wait
+	// for it (generously; a loaded machine may take its time).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c, err := e.c.DB.ConnectionByID(context.Background(), e.user, e.conn)
+		if err == nil && c.NoStreamOptions {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connection %+v %v", c, err)
+		}
 	}
 	n := len(e.llm.Requests())
 	e.send(turn.Chat.ID, "again")
