@@ -401,10 +401,16 @@ func TestStreamOptionsRefusalIsRemembered(t *testing.T) {
 	if m := e.last(turn.Chat.ID); m.Status != store.StatusFinal {
 		t.Fatalf("status %s %s", m.Status, m.Error)
 	}
-	time.Sleep(50 * time.Millisecond) // Done runs after the final frame
-	c, err := e.c.DB.ConnectionByID(context.Background(), e.user, e.conn)
-	if err != nil || !c.NoStreamOptions {
-		t.Fatalf("connection %+v %v", c, err)
+	// Done, which records the refusal, runs after the final frame: wait
+	// for it (generously; a loaded machine may take its time).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c, err := e.c.DB.ConnectionByID(context.Background(), e.user, e.conn)
+		if err == nil && c.NoStreamOptions {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connection %+v %v", c, err)
+		}
 	}
 	n := len(e.llm.Requests())
 	e.send(turn.Chat.ID, "again")
@@ -653,6 +659,12 @@ func TestChatIsUnreadBeforeTheFinalFrame(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := gen.Wait(ctx, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Wait returns at the final frame, before the reply's Done callback,
+	// which may still start an automatic title (bg.Add): shut generation
+	// down first, as core.Close does, so that svc.Wait waits for that too.
+	if err := gen.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	svc.Wait()

@@ -146,6 +146,47 @@ func TestTextDoesNotWaitForImages(t *testing.T) {
 	u.wg.Wait()
 }
 
+// Large text uploads are read whole into memory: any number of them ran at
+// once (32 MB each), with no bound at all once images had a budget of their
+// own. They are bounded by a budget of their own, which small ones skip.
+func TestLargeTextUploadsAreBounded(t *testing.T) {
+	s, sam, rosie := twoUsers(t)
+	text := bytes.Repeat([]byte("a line of plain text\n"), 3*attach.PeekSize/21)
+	u := &uploads{t: t, s: s, started: make(chan *heldUpload, 2*PlainBudget)}
+	var held []*heldUpload
+	for i := range PlainBudget {
+		held = append(held, u.start(sam, fmt.Sprintf("t%d.txt", i), text))
+	}
+	for range PlainBudget {
+		u.next()
+	}
+	extra := u.start(rosie, "one-more.txt", text)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if _, w := s.plain.state(); w == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a text upload beyond %d at once was not held back", PlainBudget)
+		}
+	}
+	// A small text does not wait.
+	if _, err := s.Upload(context.Background(), rosie, "note.txt", bytes.NewReader([]byte("small"))); err != nil {
+		t.Errorf("small text: %v", err)
+	}
+	close(held[0].release)
+	if got := u.next(); got != extra {
+		t.Errorf("%s went next, want one-more.txt", got.name)
+	}
+	close(extra.release)
+	for _, h := range held[1:] {
+		close(h.release)
+	}
+	u.wg.Wait()
+	if free, waiting := s.plain.state(); free != PlainBudget*s.limits.MaxBytes || waiting != 0 {
+		t.Errorf("after every upload: %d free, %d waiting", free, waiting)
+	}
+}
+
 // A member whose images queue up does not hold another member back by
 // more than the one that finishes first.
 func TestUploadsAreAdmittedFairlyBetweenUsers(t *testing.T) {
@@ -171,8 +212,10 @@ func TestUploadsAreAdmittedFairlyBetweenUsers(t *testing.T) {
 		t.Errorf("%s was processed next; want rosie.png, queued after three of Sam's", got.name)
 	}
 	close(theirs.release)
-	for _, h := range sams[1:] {
-		close(h.release)
+	for _, h := range sams {
+		if h != first { // either of the first two may have started first
+			close(h.release)
+		}
 	}
 	u.wg.Wait()
 }

@@ -71,12 +71,22 @@ type Service struct {
 	// between users: decoding an image or a PDF can take a few hundred
 	// MB, and uploads side by side would add up. Text takes none of it.
 	budget *budget
+	// plain bounds, apart from budget, the uploads that are read whole into
+	// memory but not decoded (text, and files refused once read): each
+	// holds up to MaxBytes, and without a bound any number ran at once.
+	// Apart, so that text still never waits behind images.
+	plain *budget
 }
 
 // DecodeBudget is how many of the costliest images (attach.MaxCost) the
 // decoding budget holds at once; smaller ones share it by their cost, and
 // the rest wait their turn (or give up with their request).
 const DecodeBudget = 2
+
+// PlainBudget is how many uploads of MaxBytes that are read but not decoded
+// are held in memory at once; one that fits in its first attach.PeekSize
+// bytes is too small to count and never waits.
+const PlainBudget = 4
 
 // collectAfter is the cost from which an upload's garbage is collected at
 // once.
@@ -103,7 +113,7 @@ func New(db *store.DB, dataDir string, log *slog.Logger, lim Limits) *Service {
 	}
 	proc := attach.Limits{MaxBytes: lim.MaxBytes}
 	return &Service{db: db, dir: filepath.Join(dataDir, "files"), log: log, limits: lim,
-		proc: proc, budget: newBudget(DecodeBudget * attach.MaxCost(proc))}
+		proc: proc, budget: newBudget(DecodeBudget * attach.MaxCost(proc)), plain: newBudget(PlainBudget * lim.MaxBytes)}
 }
 
 // Limits returns the limits.
@@ -181,16 +191,21 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 		}
 	}
 	// What decoding will take is read from the upload's first bytes;
-	// text costs nothing and never waits behind images.
+	// text never waits behind images.
 	br := bufio.NewReaderSize(r, attach.PeekSize)
 	prefix, err := br.Peek(attach.PeekSize)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return store.Attachment{}, fmt.Errorf("read upload: %w", err)
 	}
 	release := func() {}
-	cost := attach.Cost(prefix, s.proc)
+	b, cost := s.budget, attach.Cost(prefix, s.proc)
+	if cost == 0 && len(prefix) == attach.PeekSize {
+		// Not decoded, but longer than its first bytes: it is read
+		// whole into memory all the same.
+		b, cost = s.plain, s.limits.MaxBytes
+	}
 	if cost > 0 {
-		if release, err = s.budget.acquire(ctx, user, cost); err != nil {
+		if release, err = b.acquire(ctx, user, cost); err != nil {
 			return store.Attachment{}, err
 		}
 	}

@@ -518,10 +518,17 @@ const (
 // lands: a busy or briefly failing database must not leave a finished
 // reply "streaming" (and its text lost to the next start's
 // InterruptStreaming) while the follower has been told it is final. Once
-// Shutdown has begun it makes one last attempt and gives up.
+// Shutdown has begun it makes one last attempt, begun after it (the one
+// under way when it began may have started long before), and gives up.
 func (s *Service) writeFinal(upd store.MessageUpdate) {
 	wait := finalRetryFirst
 	for attempt := 1; ; attempt++ {
+		last := false
+		select {
+		case <-s.closing:
+			last = true
+		default:
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, err := s.write(ctx, []store.MessageUpdate{upd})
 		cancel()
@@ -531,13 +538,13 @@ func (s *Service) writeFinal(upd store.MessageUpdate) {
 			}
 			return
 		}
+		if last {
+			s.log.Error("write final reply: giving up at shutdown", "message", upd.ID, "attempts", attempt, "err", err)
+			return
+		}
 		select {
 		case <-s.closing:
-			if attempt > 1 {
-				s.log.Error("write final reply: giving up at shutdown", "message", upd.ID, "attempts", attempt, "err", err)
-				return
-			}
-			// Shutdown began during the first attempt: one more.
+			// Shutdown began during this attempt: one more, at once.
 		default:
 			s.log.Warn("write final reply; retrying", "message", upd.ID, "attempt", attempt, "err", err)
 			select {

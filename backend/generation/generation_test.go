@@ -170,6 +170,47 @@ func TestFinalWriteGetsALastChanceAtShutdown(t *testing.T) {
 	}
 }
 
+// Shutdown beginning while a retry (not the first attempt) is under way,
+// which then fails, still leaves the row one attempt made after Shutdown
+// began: the retry in flight started before it. It gave up instead, and the
+// finished reply stayed "streaming" (TestFinalWriteGetsALastChanceAtShutdown
+// met this whenever Shutdown landed during its second attempt).
+func TestFinalWriteGetsALastChanceWhenShutdownBeginsDuringARetry(t *testing.T) {
+	e := newReplyEnv(t, nil)
+	inner := e.gen.write
+	var finals atomic.Int64
+	shut := make(chan error, 1)
+	e.gen.write = func(ctx context.Context, ups []store.MessageUpdate) ([]ids.MessageID, error) {
+		if len(ups) != 1 || ups[0].Status == StatusStreaming {
+			return inner(ctx, ups)
+		}
+		switch finals.Add(1) {
+		case 1:
+			return nil, errInjected
+		case 2:
+			go func() { shut <- e.gen.Shutdown(context.Background()) }()
+			<-e.gen.closing
+			return nil, errInjected
+		}
+		return inner(ctx, ups)
+	}
+	e.start(t, "Written ", "after all.")
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Shutdown did not return")
+	}
+	if n := e.written.Load(); n != 1 {
+		t.Errorf("%d final rows written after %d attempts, want 1", n, finals.Load())
+	}
+	if m := e.row(t); m.Status != store.StatusFinal || m.Content != "Written after all." {
+		t.Errorf("row is %s with %q", m.Status, m.Content)
+	}
+}
+
 // retries counts the final writes the service reports as failed.
 type retries struct {
 	slog.Handler

@@ -50,9 +50,11 @@ func (h *handler) guard(next http.Handler) http.Handler {
 			if p == nil {
 				return
 			}
-			if p == http.ErrAbortHandler {
+			if p == http.ErrAbortHandler && !h.opt.Desktop {
 				panic(p) // net/http's own way to drop a connection
 			}
+			// Wails' asset server has no recover: there even that one
+			// must stop here.
 			h.opt.Log.Error("panic in route", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
 			if sw.sent {
 				if !h.opt.Desktop {

@@ -97,6 +97,26 @@ func TestPanicInRouteIsRecovered(t *testing.T) {
 	}
 }
 
+// TestAbortHandlerPanicStaysInTheDesktopRoute: http.ErrAbortHandler is
+// net/http's way to drop a connection, which its server recovers; Wails'
+// asset server recovers nothing, so there it must not escape either.
+func TestAbortHandlerPanicStaysInTheDesktopRoute(t *testing.T) {
+	hh := &handler{opt: Options{Log: slog.New(slog.DiscardHandler), Desktop: true}}
+	h := hh.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		panic(http.ErrAbortHandler)
+	}))
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("the panic escaped the desktop route: %v", p)
+		}
+	}()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/files/1", nil))
+	if rec.Code != http.StatusInternalServerError {
+		t.Errorf("answered %d, want 500", rec.Code)
+	}
+}
+
 // TestPanicAfterHeadersAbortsTheConnection: once a listening server has
 // begun a response, the recovered panic cuts the connection instead of
 // appending an error to a response that would look whole.

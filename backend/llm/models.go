@@ -63,9 +63,13 @@ func (c *Client) ListModels(ctx context.Context) (_ []Model, err error) {
 	if err != nil {
 		// The quoted start of a body that is not a list may hold what the
 		// endpoint echoed of our request: parse again, hidden, to quote.
-		_, err = parseModels([]byte(c.redact.Redact(string(raw))))
+		// One that parses only once hidden is refused all the same.
+		if _, err = parseModels([]byte(c.redact.Redact(string(raw)))); err == nil {
+			err = apperr.New(apperr.Unavailable, "The endpoint's model list is not valid JSON. Check that the base URL points at an OpenAI-compatible API.")
+		}
+		return nil, err
 	}
-	return models, err
+	return models, nil
 }
 
 // Test checks the connection by listing the models, and reports how long

@@ -79,3 +79,27 @@ func TestUpstreamTextNeverCarriesTheSecrets(t *testing.T) {
 		})
 	}
 }
+
+// A model list that is not JSON until a secret in it is hidden (an endpoint
+// echoing a header value with a quote in it, unescaped) is still an error:
+// the second parse, of the hidden text, is only for quoting. It answered no
+// models and no error, which a refresh takes as an endpoint without models.
+func TestModelListThatParsesOnlyOnceHiddenIsAnError(t *testing.T) {
+	const value = `tenant"42`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":"m1"}],"echo":"%s"}`, r.Header.Get("X-Tenant"))
+	}))
+	defer srv.Close()
+	c, err := NewClient(Endpoint{BaseURL: srv.URL + "/v1", Headers: map[string]string{"X-Tenant": value}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, err := c.ListModels(context.Background())
+	if err == nil {
+		t.Fatalf("no error for a list that is not JSON; %d models", len(models))
+	}
+	if strings.Contains(err.Error(), "tenant") {
+		t.Errorf("the error holds the header value: %v", err)
+	}
+}
