@@ -21,8 +21,12 @@ func user(ctx context.Context) ids.UserID { return ids.UserID(CallerFrom(ctx).Us
 // manager is the actor for configuring shared connections and models. The
 // methods that use it are guarded by connections.manage (Table): an admin,
 // or a user granted it, who then acts with an admin's reach over shared
-// connections (never over personal ones).
+// connections (never over personal ones). Used by a method behind any other
+// guard it panics (an internal error), rather than grant that reach.
 func manager(ctx context.Context) store.Actor {
+	if !passed(ctx, Perm(auth.ConnectionsManage)) {
+		panic("api: manager used by a method not guarded by connections.manage")
+	}
 	return store.Actor{User: user(ctx), Admin: true}
 }
 

@@ -194,6 +194,7 @@ func (d *Dispatcher) call(ctx context.Context, method string, args []byte) (out 
 	if err := m.Guard.check(ctx, require); err != nil {
 		return nil, err
 	}
+	ctx = context.WithValue(ctx, guardKey{}, m.Guard)
 	res := m.fn.Call(append([]reflect.Value{reflect.ValueOf(ctx)}, in...))
 	if e := res[len(res)-1]; !e.IsNil() {
 		return nil, e.Interface().(error)

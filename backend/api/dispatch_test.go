@@ -211,3 +211,34 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 	}
 }
+
+type managing struct{}
+
+func (managing) Act(ctx context.Context) (bool, error) { return manager(ctx).Admin, nil }
+
+// TestManagerNeedsItsGuard: the admin's reach that manager grants is only
+// for methods behind connections.manage; anywhere else it is an error.
+func TestManagerNeedsItsGuard(t *testing.T) {
+	admin := Caller{UserID: 1, Admin: true}
+	for _, tt := range []struct {
+		guard Guard
+		kind  apperr.Kind
+	}{
+		{Perm(auth.ConnectionsManage), ""},
+		{SignedIn, apperr.Internal},
+		{AdminOnly, apperr.Internal},
+		{Perm(auth.ChatCreate), apperr.Internal},
+	} {
+		d := NewDispatcher(slog.New(slog.DiscardHandler))
+		d.Register("M", managing{}, Guards{"Act": tt.guard})
+		r := d.Call(context.Background(), admin, "M.Act", nil)
+		if got := apperr.Kind(""); r.Error != nil {
+			got = r.Error.Kind
+			if got != tt.kind {
+				t.Errorf("manager behind %s: %+v, want %q", tt.guard, r.Error, tt.kind)
+			}
+		} else if tt.kind != "" || string(r.Result) != "true" {
+			t.Errorf("manager behind %s: %s, want %q", tt.guard, r.Result, tt.kind)
+		}
+	}
+}

@@ -110,6 +110,15 @@ func (g Guard) check(ctx context.Context, require func(context.Context, auth.Per
 	return apperr.New(apperr.Internal, "no guard")
 }
 
+type guardKey struct{}
+
+// passed reports whether the call in ctx came through guard g, for helpers
+// that grant more than a signed-in caller has.
+func passed(ctx context.Context, g Guard) bool {
+	got, ok := ctx.Value(guardKey{}).(Guard)
+	return ok && got.kind == g.kind && got.perm == g.perm
+}
+
 // Guards are one facade's guards, by method name.
 type Guards map[string]Guard
 
