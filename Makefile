@@ -42,6 +42,7 @@ test:
 	$(GO) vet -tags $(DESKTOP_TAGS) ./app
 	$(GO) run ./build/vendor verify
 	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -tags $(DESKTOP_TAGS) ./app
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)

@@ -89,7 +89,7 @@ func (c *cli) runDesktop(ctx context.Context, cfg config.Config, quick bool) err
 	}
 
 	d.core = cr
-	cr.Dispatcher.Register("Desktop", &DesktopFacade{d})
+	cr.Dispatcher.Register("Desktop", &DesktopFacade{d}, api.Table["Desktop"])
 	ln, err := single.Listen(sock, log, d.handoff)
 	if err != nil {
 		log.Warn("single-instance socket unavailable; a second launch will be refused by the lock instead", "err", err)

@@ -11,7 +11,6 @@ import (
 	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"github.com/llembas/lembas/backend/api"
-	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/ids"
 )
@@ -220,49 +219,31 @@ func (d *desktop) windowToSave(wctx context.Context) (windowState, bool) {
 }
 
 // DesktopFacade is the Desktop facade: the window's modes for the frontend.
-// It exists only in the desktop app, and only the owner's window uses it.
+// It exists only in the desktop app, and only the owner's window uses it:
+// with sharing on, browsers (even the owner's phone) reach the facades
+// too, so its guards (api.Table["Desktop"]) refuse every caller but the
+// desktop window itself.
 type DesktopFacade struct{ d *desktop }
-
-// ownerOnly refuses every caller but the desktop window itself: with
-// sharing on, browsers (even the owner's phone) reach these facades too.
-func ownerOnly(ctx context.Context) error {
-	if !api.AtTheDesktop(api.CallerFrom(ctx)) {
-		return apperr.New(apperr.Forbidden, "only the desktop window can change itself")
-	}
-	return nil
-}
 
 // State returns the window's mode and whether there is a tray.
 func (f *DesktopFacade) State(ctx context.Context) (WindowState, error) {
-	if err := ownerOnly(ctx); err != nil {
-		return WindowState{}, err
-	}
 	return f.d.state(), nil
 }
 
 // Quick opens quick chat (the in-app shortcut).
 func (f *DesktopFacade) Quick(ctx context.Context) error {
-	if err := ownerOnly(ctx); err != nil {
-		return err
-	}
 	go f.d.enterQuick()
 	return nil
 }
 
 // Full leaves quick chat for the full window, keeping the chat.
 func (f *DesktopFacade) Full(ctx context.Context) error {
-	if err := ownerOnly(ctx); err != nil {
-		return err
-	}
 	go f.d.leaveQuick(false)
 	return nil
 }
 
 // Hide hides the window (Escape in quick chat).
 func (f *DesktopFacade) Hide(ctx context.Context) error {
-	if err := ownerOnly(ctx); err != nil {
-		return err
-	}
 	go f.d.hide()
 	return nil
 }
@@ -270,9 +251,6 @@ func (f *DesktopFacade) Hide(ctx context.Context) error {
 // Shown is called once by the frontend when its first screen is drawn
 // (the last chat's messages, or a new chat): the start-up figure ends here.
 func (f *DesktopFacade) Shown(ctx context.Context, route string) error {
-	if err := ownerOnly(ctx); err != nil {
-		return err
-	}
 	if len(route) > 64 {
 		route = route[:64]
 	}
@@ -283,9 +261,6 @@ func (f *DesktopFacade) Shown(ctx context.Context, route string) error {
 // Mark logs a step of the memory benchmark (build/bench.sh), which reads
 // the log and measures the processes at that moment.
 func (f *DesktopFacade) Mark(ctx context.Context, stage string, n int) error {
-	if err := ownerOnly(ctx); err != nil {
-		return err
-	}
 	f.d.log.Info("bench mark", "stage", stage, "n", n)
 	return nil
 }

@@ -179,9 +179,6 @@ func userView(r store.UserRow) UserView {
 
 // Users lists users, filtered by status and by a text in the name.
 func (a *Admin) Users(ctx context.Context, q UserQuery) (UserList, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return UserList{}, err
-	}
 	if q.Status != "" && q.Status != store.StatusActive && q.Status != store.StatusPending && q.Status != store.StatusDisabled {
 		return UserList{}, apperr.New(apperr.Invalid, "status is active, pending or disabled")
 	}
@@ -223,9 +220,6 @@ type NewUserInput struct {
 
 // CreateUser creates an active account (whatever the sign-up mode).
 func (a *Admin) CreateUser(ctx context.Context, in NewUserInput) (UserView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return UserView{}, err
-	}
 	u, err := a.deps.Accounts.Create(ctx, auth.SignUpRequest{Username: in.Username, DisplayName: in.DisplayName, Password: in.Password}, in.Admin)
 	if err != nil {
 		return UserView{}, accountErr(err, "user")
@@ -236,9 +230,6 @@ func (a *Admin) CreateUser(ctx context.Context, in NewUserInput) (UserView, erro
 // SetStatus approves (active), disables or parks (pending) a user. Leaving
 // active signs the user out everywhere at once.
 func (a *Admin) SetStatus(ctx context.Context, id ids.UserID, status string) (UserView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return UserView{}, err
-	}
 	if id == user(ctx) && status != store.StatusActive {
 		return UserView{}, apperr.New(apperr.Invalid, "You cannot disable your own account.")
 	}
@@ -253,9 +244,6 @@ func (a *Admin) SetStatus(ctx context.Context, id ids.UserID, status string) (Us
 
 // SetAdmin promotes or demotes a user.
 func (a *Admin) SetAdmin(ctx context.Context, id ids.UserID, admin bool) (UserView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return UserView{}, err
-	}
 	if err := a.deps.DB.SetAdmin(ctx, id, admin); err != nil {
 		return UserView{}, accountErr(err, "user")
 	}
@@ -264,9 +252,6 @@ func (a *Admin) SetAdmin(ctx context.Context, id ids.UserID, admin bool) (UserVi
 
 // ResetPassword sets a user's password and signs them out everywhere.
 func (a *Admin) ResetPassword(ctx context.Context, id ids.UserID, password string) error {
-	if err := requireAdmin(ctx); err != nil {
-		return err
-	}
 	return accountErr(a.deps.Accounts.ResetPassword(ctx, id, password), "user")
 }
 
@@ -280,9 +265,6 @@ type GroupView struct {
 
 // Groups lists every group.
 func (a *Admin) Groups(ctx context.Context) ([]GroupView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return nil, err
-	}
 	gs, err := a.deps.DB.Groups(ctx)
 	if err != nil {
 		return nil, err
@@ -323,9 +305,6 @@ func checkGroup(name string, permissions []string) (string, []auth.Permission, e
 
 // CreateGroup adds a group granting permissions.
 func (a *Admin) CreateGroup(ctx context.Context, name string, permissions []string) (GroupView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return GroupView{}, err
-	}
 	name, perms, err := checkGroup(name, permissions)
 	if err != nil {
 		return GroupView{}, err
@@ -346,9 +325,6 @@ func groupErr(err error, name string) error {
 
 // UpdateGroup renames a group and replaces its permissions.
 func (a *Admin) UpdateGroup(ctx context.Context, id ids.GroupID, name string, permissions []string) (GroupView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return GroupView{}, err
-	}
 	name, perms, err := checkGroup(name, permissions)
 	if err != nil {
 		return GroupView{}, err
@@ -365,17 +341,11 @@ func (a *Admin) UpdateGroup(ctx context.Context, id ids.GroupID, name string, pe
 
 // DeleteGroup removes a group; its members keep their accounts.
 func (a *Admin) DeleteGroup(ctx context.Context, id ids.GroupID) error {
-	if err := requireAdmin(ctx); err != nil {
-		return err
-	}
 	return groupErr(a.deps.DB.DeleteGroup(ctx, int64(id)), "")
 }
 
 // SetMembers replaces a group's members.
 func (a *Admin) SetMembers(ctx context.Context, id ids.GroupID, users []ids.UserID) (GroupView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return GroupView{}, err
-	}
 	if err := a.deps.DB.SetGroupMembers(ctx, int64(id), users); err != nil {
 		return GroupView{}, store.Kinded(err, "group or user")
 	}
@@ -395,9 +365,6 @@ type PermissionList struct {
 
 // Permissions lists the permissions and the baseline.
 func (a *Admin) Permissions(ctx context.Context) (PermissionList, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return PermissionList{}, err
-	}
 	base, err := a.deps.Perms.Baseline(ctx)
 	if err != nil {
 		return PermissionList{}, err
@@ -407,9 +374,6 @@ func (a *Admin) Permissions(ctx context.Context) (PermissionList, error) {
 
 // SetBaseline replaces what every user may do.
 func (a *Admin) SetBaseline(ctx context.Context, names []string) (PermissionList, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return PermissionList{}, err
-	}
 	if err := a.deps.Perms.SetBaseline(ctx, names); err != nil {
 		return PermissionList{}, err
 	}
@@ -442,9 +406,6 @@ type InstancePatch struct {
 
 // Settings reads the instance settings.
 func (a *Admin) Settings(ctx context.Context) (InstanceSettings, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return InstanceSettings{}, err
-	}
 	return a.settings(ctx)
 }
 
@@ -473,9 +434,6 @@ func instanceDefaultModel(ctx context.Context, db *store.DB) ids.ModelID {
 
 // SetSettings changes the instance settings that are set in the patch.
 func (a *Admin) SetSettings(ctx context.Context, p InstancePatch) (InstanceSettings, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return InstanceSettings{}, err
-	}
 	if p.InstanceName != nil {
 		name := strings.TrimSpace(*p.InstanceName)
 		if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > 64 {
@@ -532,9 +490,6 @@ type AccessInput struct {
 
 // ModelAccess reads who may use a shared model.
 func (a *Admin) ModelAccess(ctx context.Context, id ids.ModelID) (AccessView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return AccessView{}, err
-	}
 	acc, err := a.deps.DB.ModelAccessOf(ctx, id)
 	if err != nil {
 		return AccessView{}, store.Kinded(err, "model")
@@ -548,9 +503,6 @@ func (a *Admin) ModelAccess(ctx context.Context, id ids.ModelID) (AccessView, er
 
 // SetModelAccess replaces who may use a shared model.
 func (a *Admin) SetModelAccess(ctx context.Context, id ids.ModelID, in AccessInput) (AccessView, error) {
-	if err := requireAdmin(ctx); err != nil {
-		return AccessView{}, err
-	}
 	acc := store.ModelAccess{Users: in.Users}
 	for _, g := range in.Groups {
 		acc.Groups = append(acc.Groups, int64(g))

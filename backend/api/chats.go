@@ -18,21 +18,16 @@ import (
 
 func user(ctx context.Context) ids.UserID { return ids.UserID(CallerFrom(ctx).UserID) }
 
-// manager is the actor for configuring shared connections and models: an
-// admin, or a user granted connections.manage, who then acts with an
-// admin's reach over shared connections (never over personal ones).
-func (d Deps) manager(ctx context.Context) (store.Actor, error) {
-	if err := d.require(ctx, auth.ConnectionsManage); err != nil {
-		return store.Actor{}, err
+// manager is the actor for configuring shared connections and models. The
+// methods that use it are guarded by connections.manage (Table): an admin,
+// or a user granted it, who then acts with an admin's reach over shared
+// connections (never over personal ones). Used by a method behind any other
+// guard it panics (an internal error), rather than grant that reach.
+func manager(ctx context.Context) store.Actor {
+	if !passed(ctx, Perm(auth.ConnectionsManage)) {
+		panic("api: manager used by a method not guarded by connections.manage")
 	}
-	return store.Actor{User: user(ctx), Admin: true}, nil
-}
-
-func requireAdmin(ctx context.Context) error {
-	if !CallerFrom(ctx).Admin {
-		return apperr.New(apperr.Forbidden, "only an administrator can do that")
-	}
-	return nil
+	return store.Actor{User: user(ctx), Admin: true}
 }
 
 // storeErr maps the store's sentinel errors to kinds.
@@ -181,9 +176,6 @@ func (c *Chats) turn(ctx context.Context, t chat.Turn) TurnView {
 // Send adds the caller's turn (creating the chat on its first message) and
 // starts the reply in the background.
 func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
-	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
-		return TurnView{}, err
-	}
 	if len(in.Attachments) > 0 {
 		if err := c.deps.require(ctx, auth.FilesUpload); err != nil {
 			return TurnView{}, err
@@ -210,9 +202,6 @@ func (c *Chats) Stop(ctx context.Context, id ids.ChatID) error {
 
 // Regenerate replaces the last reply.
 func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, error) {
-	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
-		return MessageView{}, err
-	}
 	m, err := c.deps.Chat.Regenerate(ctx, user(ctx), id)
 	if err != nil {
 		return MessageView{}, err
@@ -222,9 +211,6 @@ func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, err
 
 // Continue extends a reply cut off by the length limit or interrupted.
 func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error) {
-	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
-		return MessageView{}, err
-	}
 	m, err := c.deps.Chat.Continue(ctx, user(ctx), id)
 	if err != nil {
 		return MessageView{}, err
@@ -235,9 +221,6 @@ func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error
 // Edit changes a user turn, deletes every later message and starts a reply.
 // attachments, when given (even empty), replace the turn's files.
 func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, attachments []ids.AttachmentID) (TurnView, error) {
-	if err := c.deps.require(ctx, auth.ChatCreate); err != nil {
-		return TurnView{}, err
-	}
 	if len(attachments) > 0 {
 		// Keeping some of the turn's own files needs no permission; adding
 		// one does (so that losing files.upload does not lock a turn's

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 )
 
 // Caller is who is making a call. Transports resolve it per mount: the
@@ -68,6 +69,7 @@ type ErrorBody struct {
 type Method struct {
 	Name   string         // "Facade.Method"
 	Params []reflect.Type // argument types after ctx
+	Guard  Guard          // who may call it, checked before it runs
 	fn     reflect.Value
 	hasOut bool
 }
@@ -76,6 +78,9 @@ type Method struct {
 type Dispatcher struct {
 	methods map[string]*Method
 	log     *slog.Logger
+	// require answers Perm guards (RegisterAll sets it; without it only
+	// administrators hold a permission).
+	require func(context.Context, auth.Permission) error
 }
 
 var (
@@ -90,15 +95,26 @@ func NewDispatcher(log *slog.Logger) *Dispatcher {
 
 // Register adds every exported method of facade whose first parameter is a
 // context.Context and which returns error or (T, error), under
-// "name.Method". Other exported methods are a mistake and make Register
-// panic, since they would silently be unreachable.
-func (d *Dispatcher) Register(name string, facade any) {
+// "name.Method", each behind its guard in guards. Other exported methods
+// are a mistake and make Register panic, since they would silently be
+// unreachable; so does a method without a guard, or a guard without a
+// method.
+func (d *Dispatcher) Register(name string, facade any, guards Guards) {
 	v := reflect.ValueOf(facade)
 	t := v.Type()
+	for g := range guards {
+		if _, ok := t.MethodByName(g); !ok {
+			panic(fmt.Sprintf("api: a guard for %s.%s, which %T does not have", name, g, facade))
+		}
+	}
 	for i := 0; i < t.NumMethod(); i++ {
 		m := t.Method(i)
 		mt := m.Type // includes the receiver
 		full := name + "." + m.Name
+		guard := guards[m.Name]
+		if guard.kind == guardUnset {
+			panic(fmt.Sprintf("api: %s has no guard (add it to api.Table)", full))
+		}
 		if mt.NumIn() < 2 || mt.In(1) != ctxType {
 			panic(fmt.Sprintf("api: %s must take a context.Context first", full))
 		}
@@ -117,7 +133,7 @@ func (d *Dispatcher) Register(name string, facade any) {
 		if _, dup := d.methods[full]; dup {
 			panic("api: duplicate method " + full)
 		}
-		d.methods[full] = &Method{Name: full, Params: params, fn: v.Method(i), hasOut: hasOut}
+		d.methods[full] = &Method{Name: full, Params: params, Guard: guard, fn: v.Method(i), hasOut: hasOut}
 	}
 }
 
@@ -169,6 +185,16 @@ func (d *Dispatcher) call(ctx context.Context, method string, args []byte) (out 
 			out, err = nil, apperr.New(apperr.Internal, "panic in %s", method)
 		}
 	}()
+	require := d.require
+	if require == nil {
+		require = Deps{}.require
+	}
+	// After decoding, as the methods' own checks came before: a refused
+	// call answers as it did when each method checked for itself.
+	if err := m.Guard.check(ctx, require); err != nil {
+		return nil, err
+	}
+	ctx = context.WithValue(ctx, guardKey{}, m.Guard)
 	res := m.fn.Call(append([]reflect.Value{reflect.ValueOf(ctx)}, in...))
 	if e := res[len(res)-1]; !e.IsNil() {
 		return nil, e.Interface().(error)

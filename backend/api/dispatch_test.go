@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 )
 
 type sample struct{}
@@ -37,7 +38,8 @@ func (sample) Boom(ctx context.Context) error {
 
 func newTestDispatcher() *Dispatcher {
 	d := NewDispatcher(slog.New(slog.DiscardHandler))
-	d.Register("S", sample{})
+	d.Register("S", sample{}, Guards{"Add": SignedIn, "Who": SignedIn, "Move": SignedIn,
+		"Fail": SignedIn, "Leak": SignedIn, "Boom": SignedIn})
 	return d
 }
 
@@ -99,7 +101,77 @@ func TestRegisterRejectsMethodsWithoutContext(t *testing.T) {
 			t.Error("Register accepted a method without a context")
 		}
 	}()
-	NewDispatcher(slog.New(slog.DiscardHandler)).Register("B", badFacade{})
+	NewDispatcher(slog.New(slog.DiscardHandler)).Register("B", badFacade{}, Guards{"NoCtx": SignedIn})
+}
+
+func TestRegisterRejectsMissingOrStrayGuards(t *testing.T) {
+	for name, guards := range map[string]Guards{
+		"a method without a guard": {"Open": SignedIn, "Admin": AdminOnly, "Desk": DesktopOwner("x")},
+		"a guard without a method": {"Open": SignedIn, "Admin": AdminOnly, "Desk": DesktopOwner("x"), "Perm": Perm("p"), "Gone": SignedIn},
+		"a zero guard":             {"Open": SignedIn, "Admin": AdminOnly, "Desk": DesktopOwner("x"), "Perm": {}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register accepted %s", name)
+				}
+			}()
+			NewDispatcher(slog.New(slog.DiscardHandler)).Register("G", &guarded{}, guards)
+		})
+	}
+}
+
+// guarded counts the calls that reach its methods.
+type guarded struct{ ran int }
+
+func (g *guarded) Open(ctx context.Context) error        { g.ran++; return nil }
+func (g *guarded) Admin(ctx context.Context) error       { g.ran++; return nil }
+func (g *guarded) Desk(ctx context.Context) error        { g.ran++; return nil }
+func (g *guarded) Perm(ctx context.Context, n int) error { g.ran++; return nil }
+
+func TestDispatcherEnforcesGuards(t *testing.T) {
+	d := NewDispatcher(slog.New(slog.DiscardHandler))
+	d.require = func(ctx context.Context, p auth.Permission) error {
+		if CallerFrom(ctx).UserID == 3 {
+			return nil
+		}
+		return apperr.New(apperr.Forbidden, "no %s", p)
+	}
+	g := &guarded{}
+	d.Register("G", g, Guards{"Open": SignedIn, "Admin": AdminOnly, "Desk": DesktopOwner("only the window"), "Perm": Perm("x.y")})
+	member, holder := Caller{UserID: 2, Session: "s"}, Caller{UserID: 3, Session: "s"}
+	admin := Caller{UserID: 1, Admin: true, Owner: true, Session: "s"}
+	window := Caller{UserID: 1, Admin: true, Owner: true}
+	tests := []struct {
+		caller Caller
+		method string
+		args   string
+		kind   apperr.Kind
+		msg    string
+	}{
+		{member, "G.Open", ``, "", ""},
+		{member, "G.Admin", ``, apperr.Forbidden, "only an administrator can do that"},
+		{admin, "G.Admin", ``, "", ""},
+		{admin, "G.Desk", ``, apperr.Forbidden, "only the window"},
+		{window, "G.Desk", ``, "", ""},
+		{member, "G.Perm", `[1]`, apperr.Forbidden, "no x.y"},
+		{holder, "G.Perm", `[1]`, "", ""},
+		// Arguments are decoded first, as when each method checked for
+		// itself.
+		{member, "G.Perm", `["one"]`, apperr.Invalid, "argument 1"},
+	}
+	for _, tt := range tests {
+		before := g.ran
+		res := d.Call(context.Background(), tt.caller, tt.method, []byte(tt.args))
+		switch {
+		case tt.kind == "" && (res.Error != nil || g.ran != before+1):
+			t.Errorf("%s as %+v: %+v, ran %d times, want it to run", tt.method, tt.caller, res.Error, g.ran-before)
+		case tt.kind != "" && (res.Error == nil || res.Error.Kind != tt.kind || res.Error.Message != tt.msg && !strings.Contains(res.Error.Message, tt.msg)):
+			t.Errorf("%s as %+v: %+v, want %s %q", tt.method, tt.caller, res.Error, tt.kind, tt.msg)
+		case tt.kind != "" && g.ran != before:
+			t.Errorf("%s as %+v was refused but the method ran", tt.method, tt.caller)
+		}
+	}
 }
 
 type badFacade struct{}
@@ -136,6 +208,37 @@ func BenchmarkDispatch(b *testing.B) {
 	for b.Loop() {
 		if res := d.Call(ctx, Caller{UserID: 1}, "S.Add", args); res.Error != nil {
 			b.Fatal(res.Error)
+		}
+	}
+}
+
+type managing struct{}
+
+func (managing) Act(ctx context.Context) (bool, error) { return manager(ctx).Admin, nil }
+
+// TestManagerNeedsItsGuard: the admin's reach that manager grants is only
+// for methods behind connections.manage; anywhere else it is an error.
+func TestManagerNeedsItsGuard(t *testing.T) {
+	admin := Caller{UserID: 1, Admin: true}
+	for _, tt := range []struct {
+		guard Guard
+		kind  apperr.Kind
+	}{
+		{Perm(auth.ConnectionsManage), ""},
+		{SignedIn, apperr.Internal},
+		{AdminOnly, apperr.Internal},
+		{Perm(auth.ChatCreate), apperr.Internal},
+	} {
+		d := NewDispatcher(slog.New(slog.DiscardHandler))
+		d.Register("M", managing{}, Guards{"Act": tt.guard})
+		r := d.Call(context.Background(), admin, "M.Act", nil)
+		if got := apperr.Kind(""); r.Error != nil {
+			got = r.Error.Kind
+			if got != tt.kind {
+				t.Errorf("manager behind %s: %+v, want %q", tt.guard, r.Error, tt.kind)
+			}
+		} else if tt.kind != "" || string(r.Result) != "true" {
+			t.Errorf("manager behind %s: %s, want %q", tt.guard, r.Result, tt.kind)
 		}
 	}
 }

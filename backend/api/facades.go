@@ -61,21 +61,22 @@ type Deps struct {
 	Audio *audio.Service
 }
 
-// RegisterAll registers every facade on d.
+// RegisterAll registers every facade on d, each method behind its guard in
+// Table.
 func RegisterAll(d *Dispatcher, deps Deps) {
-	d.Register("App", &App{deps})
-	d.Register("Prefs", &Prefs{deps})
-	d.Register("Chats", &Chats{deps})
-	d.Register("Models", &Models{deps})
-	d.Register("Connections", &Connections{deps})
-	d.Register("Folders", &Folders{deps})
-	d.Register("Account", &Account{deps})
-	d.Register("Admin", &Admin{deps})
-	d.Register("Files", &Files{deps})
-	d.Register("Audio", &Audio{deps})
-	d.Register("Sharing", &Sharing{deps})
+	d.require = deps.require
+	for _, f := range []struct {
+		name   string
+		facade any
+	}{
+		{"App", &App{deps}}, {"Prefs", &Prefs{deps}}, {"Chats", &Chats{deps}}, {"Models", &Models{deps}},
+		{"Connections", &Connections{deps}}, {"Folders", &Folders{deps}}, {"Account", &Account{deps}},
+		{"Admin", &Admin{deps}}, {"Files", &Files{deps}}, {"Audio", &Audio{deps}}, {"Sharing", &Sharing{deps}},
+	} {
+		d.Register(f.name, f.facade, Table[f.name])
+	}
 	if deps.SelfTest {
-		d.Register("Diag", &Diag{deps})
+		d.Register("Diag", &Diag{deps}, Table["Diag"])
 	}
 }
 
@@ -144,12 +145,6 @@ func (a *App) Info(ctx context.Context) (Info, error) {
 // other scheme is refused: handing file: or a custom scheme to the desktop's
 // opener would let a link in model output start programs.
 func (a *App) OpenURL(ctx context.Context, link string) error {
-	if !AtTheDesktop(CallerFrom(ctx)) {
-		// The browser opens on the owner's desktop (a shared app serves
-		// the household through the same facades; a browser, even the
-		// owner's phone, opens links itself).
-		return apperr.New(apperr.Forbidden, "only the desktop window opens links on the desktop")
-	}
 	if err := CheckExternalURL(link); err != nil {
 		return err
 	}
@@ -171,11 +166,6 @@ type Notification struct {
 // Notify shows a native notification (the desktop app tells the reader
 // that a reply finished in a chat they are not looking at).
 func (a *App) Notify(ctx context.Context, n Notification) error {
-	if !AtTheDesktop(CallerFrom(ctx)) {
-		// The notification appears on the owner's desktop; browsers use
-		// their own notifications.
-		return apperr.New(apperr.Forbidden, "only the desktop window shows notifications on the desktop")
-	}
 	if a.deps.Notify == nil {
 		return apperr.New(apperr.Unavailable, "notifications are only available in the desktop app")
 	}

@@ -18,68 +18,44 @@ type Connections struct{ deps Deps }
 
 // List returns the connections, secrets masked.
 func (c *Connections) List(ctx context.Context) ([]chat.ConnectionView, error) {
-	if _, err := c.deps.manager(ctx); err != nil {
-		return nil, err
-	}
 	return c.deps.Chat.ListConnections(ctx, user(ctx))
 }
 
 // Create adds a connection and lists its models.
 func (c *Connections) Create(ctx context.Context, in chat.ConnectionInput) (chat.ConnectionView, error) {
-	a, err := c.deps.manager(ctx)
-	if err != nil {
-		return chat.ConnectionView{}, err
-	}
+	a := manager(ctx)
 	return c.deps.Chat.CreateConnection(ctx, a, in)
 }
 
 // Update changes a connection; absent secrets are kept.
 func (c *Connections) Update(ctx context.Context, id ids.ConnectionID, in chat.ConnectionInput) (chat.ConnectionView, error) {
-	a, err := c.deps.manager(ctx)
-	if err != nil {
-		return chat.ConnectionView{}, err
-	}
+	a := manager(ctx)
 	return c.deps.Chat.UpdateConnection(ctx, a, id, in)
 }
 
 // Delete removes a connection and its models.
 func (c *Connections) Delete(ctx context.Context, id ids.ConnectionID) error {
-	a, err := c.deps.manager(ctx)
-	if err != nil {
-		return err
-	}
+	a := manager(ctx)
 	return c.deps.Chat.DeleteConnection(ctx, a, id)
 }
 
 // Test lists a stored connection's models and says how it went.
 func (c *Connections) Test(ctx context.Context, id ids.ConnectionID) (chat.TestResult, error) {
-	if _, err := c.deps.manager(ctx); err != nil {
-		return chat.TestResult{}, err
-	}
 	return c.deps.Chat.TestConnection(ctx, user(ctx), id)
 }
 
 // TestDraft tests connection settings before they are saved.
 func (c *Connections) TestDraft(ctx context.Context, in chat.ConnectionInput) (chat.TestResult, error) {
-	if _, err := c.deps.manager(ctx); err != nil {
-		return chat.TestResult{}, err
-	}
 	return c.deps.Chat.TestDraft(ctx, in)
 }
 
 // RefreshModels lists the connection's models again.
 func (c *Connections) RefreshModels(ctx context.Context, id ids.ConnectionID) (chat.RefreshResult, error) {
-	if _, err := c.deps.manager(ctx); err != nil {
-		return chat.RefreshResult{}, err
-	}
 	return c.deps.Chat.RefreshModels(ctx, user(ctx), id)
 }
 
 // Discover finds model servers on this machine's usual ports (first run).
 func (c *Connections) Discover(ctx context.Context) ([]chat.LocalServer, error) {
-	if _, err := c.deps.manager(ctx); err != nil {
-		return nil, err
-	}
 	return c.deps.Chat.Discover(ctx, user(ctx))
 }
 
@@ -152,9 +128,6 @@ type ModelList struct {
 
 // List returns a page of models for the admin page.
 func (m *Models) List(ctx context.Context, q ModelQuery) (ModelList, error) {
-	if _, err := m.deps.manager(ctx); err != nil {
-		return ModelList{}, err
-	}
 	if q.Limit <= 0 || q.Limit > 500 {
 		q.Limit = 50
 	}
@@ -210,10 +183,7 @@ type ModelPatch struct {
 
 // Update changes a model's presentation and defaults.
 func (m *Models) Update(ctx context.Context, id ids.ModelID, p ModelPatch) (ModelView, error) {
-	a, err := m.deps.manager(ctx)
-	if err != nil {
-		return ModelView{}, err
-	}
+	a := manager(ctx)
 	cur, err := m.deps.DB.ModelByID(ctx, user(ctx), id)
 	if err != nil {
 		return ModelView{}, storeErr(err, "model")
@@ -262,10 +232,7 @@ func (m *Models) Update(ctx context.Context, id ids.ModelID, p ModelPatch) (Mode
 
 // Move puts a model at a position in the order and returns the new order.
 func (m *Models) Move(ctx context.Context, id ids.ModelID, position int) ([]ModelView, error) {
-	a, err := m.deps.manager(ctx)
-	if err != nil {
-		return nil, err
-	}
+	a := manager(ctx)
 	if err := m.deps.DB.MoveModel(ctx, a, id, position); err != nil {
 		return nil, storeErr(err, "model")
 	}

@@ -50,9 +50,6 @@ type authzIDs struct {
 // harmless values elsewhere.
 type authzCall struct {
 	args func(s authzIDs) []any
-	// admin marks admin-only methods: B is refused with forbidden whatever
-	// the ids.
-	admin bool
 	// cursor lists id kinds that only bound a read of the caller's own rows
 	// (a paging cursor): another user's id there, next to the caller's own
 	// other ids, may succeed, but must not return anything of theirs.
@@ -94,21 +91,21 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Chats.EmptyTrash": {args: authzNone},
 		"Chats.Search":     {args: func(authzIDs) []any { return []any{authzSecretWord} }},
 
-		"Connections.List":      {admin: true, args: authzNone},
-		"Connections.Discover":  {admin: true, args: authzNone},
-		"Connections.Create":    {admin: true, args: func(authzIDs) []any { return []any{map[string]any{"name": "pwned", "baseUrl": llmURL}} }},
-		"Connections.TestDraft": {admin: true, args: func(authzIDs) []any { return []any{map[string]any{"baseUrl": llmURL}} }},
-		"Connections.Update": {admin: true, args: func(s authzIDs) []any {
+		"Connections.List":      {args: authzNone},
+		"Connections.Discover":  {args: authzNone},
+		"Connections.Create":    {args: func(authzIDs) []any { return []any{map[string]any{"name": "pwned", "baseUrl": llmURL}} }},
+		"Connections.TestDraft": {args: func(authzIDs) []any { return []any{map[string]any{"baseUrl": llmURL}} }},
+		"Connections.Update": {args: func(s authzIDs) []any {
 			return []any{s.Conn, map[string]any{"name": "pwned", "baseUrl": llmURL, "apiKey": "", "headers": map[string]string{}, "enabled": false}}
 		}},
-		"Connections.Delete":        {admin: true, args: func(s authzIDs) []any { return []any{s.Conn} }},
-		"Connections.Test":          {admin: true, args: func(s authzIDs) []any { return []any{s.Conn} }},
-		"Connections.RefreshModels": {admin: true, args: func(s authzIDs) []any { return []any{s.Conn} }},
-		"Models.List":               {admin: true, args: func(s authzIDs) []any { return []any{map[string]any{"connectionId": s.Conn}} }},
-		"Models.Update": {admin: true, args: func(s authzIDs) []any {
+		"Connections.Delete":        {args: func(s authzIDs) []any { return []any{s.Conn} }},
+		"Connections.Test":          {args: func(s authzIDs) []any { return []any{s.Conn} }},
+		"Connections.RefreshModels": {args: func(s authzIDs) []any { return []any{s.Conn} }},
+		"Models.List":               {args: func(s authzIDs) []any { return []any{map[string]any{"connectionId": s.Conn}} }},
+		"Models.Update": {args: func(s authzIDs) []any {
 			return []any{s.Model, map[string]any{"displayName": "pwned", "enabled": false, "systemPrompt": "pwned"}}
 		}},
-		"Models.Move": {admin: true, args: func(s authzIDs) []any { return []any{s.Model, 0} }},
+		"Models.Move": {args: func(s authzIDs) []any { return []any{s.Model, 0} }},
 
 		"Folders.Rename": {args: func(s authzIDs) []any { return []any{s.Folder, "pwned"} }},
 		"Folders.Move":   {args: func(s authzIDs) []any { return []any{s.Folder, 5} }},
@@ -130,8 +127,8 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Audio.Voices":      {args: authzNone},
 		"Audio.Mine":        {args: authzNone},
 		"Audio.SetMine":     {args: func(authzIDs) []any { return []any{map[string]any{"autoRead": true, "ttsVoice": "B's voice"}} }},
-		"Audio.Settings":    {admin: true, args: authzNone},
-		"Audio.SetSettings": {admin: true, args: func(authzIDs) []any { return []any{map[string]any{"sttUrl": "http://pwned.example/v1"}} }},
+		"Audio.Settings":    {args: authzNone},
+		"Audio.SetSettings": {args: func(authzIDs) []any { return []any{map[string]any{"sttUrl": "http://pwned.example/v1"}} }},
 		"Chats.Update": {args: func(s authzIDs) []any {
 			return []any{s.Chat, map[string]any{"title": "pwned", "folderId": s.Folder, "modelId": s.Model,
 				"pinned": true, "systemPrompt": "pwned", "params": map[string]any{"temperature": 1.5}}}
@@ -152,24 +149,24 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Account.ChangePassword":    {args: func(authzIDs) []any { return []any{"", "b-has-a-long-password"} }},
 		"Account.RevokeSession":     {args: func(s authzIDs) []any { return []any{s.Session} }},
 
-		"Admin.Users":       {admin: true, args: func(authzIDs) []any { return []any{map[string]any{}} }},
-		"Admin.Groups":      {admin: true, args: authzNone},
-		"Admin.Permissions": {admin: true, args: authzNone},
-		"Admin.Settings":    {admin: true, args: authzNone},
-		"Admin.SetBaseline": {admin: true, args: func(authzIDs) []any { return []any{[]string{"models.view_all"}} }},
-		"Admin.CreateUser": {admin: true, args: func(authzIDs) []any {
+		"Admin.Users":       {args: func(authzIDs) []any { return []any{map[string]any{}} }},
+		"Admin.Groups":      {args: authzNone},
+		"Admin.Permissions": {args: authzNone},
+		"Admin.Settings":    {args: authzNone},
+		"Admin.SetBaseline": {args: func(authzIDs) []any { return []any{[]string{"models.view_all"}} }},
+		"Admin.CreateUser": {args: func(authzIDs) []any {
 			return []any{map[string]any{"username": "pwned", "password": "pwned-password-long", "admin": true}}
 		}},
-		"Admin.CreateGroup":   {admin: true, args: func(authzIDs) []any { return []any{"pwned", []string{"models.view_all"}} }},
-		"Admin.SetStatus":     {admin: true, args: func(s authzIDs) []any { return []any{s.User, "disabled"} }},
-		"Admin.SetAdmin":      {admin: true, args: func(s authzIDs) []any { return []any{s.User, true} }},
-		"Admin.ResetPassword": {admin: true, args: func(s authzIDs) []any { return []any{s.User, "pwned-password-long"} }},
-		"Admin.UpdateGroup":   {admin: true, args: func(s authzIDs) []any { return []any{s.Group, "pwned", []string{"models.view_all"}} }},
-		"Admin.DeleteGroup":   {admin: true, args: func(s authzIDs) []any { return []any{s.Group} }},
-		"Admin.SetMembers":    {admin: true, args: func(s authzIDs) []any { return []any{s.Group, []ids.UserID{s.User}} }},
-		"Admin.SetSettings":   {admin: true, args: func(s authzIDs) []any { return []any{map[string]any{"instanceName": "pwned", "defaultModel": s.Model}} }},
-		"Admin.ModelAccess":   {admin: true, args: func(s authzIDs) []any { return []any{s.Model} }},
-		"Admin.SetModelAccess": {admin: true, args: func(s authzIDs) []any {
+		"Admin.CreateGroup":   {args: func(authzIDs) []any { return []any{"pwned", []string{"models.view_all"}} }},
+		"Admin.SetStatus":     {args: func(s authzIDs) []any { return []any{s.User, "disabled"} }},
+		"Admin.SetAdmin":      {args: func(s authzIDs) []any { return []any{s.User, true} }},
+		"Admin.ResetPassword": {args: func(s authzIDs) []any { return []any{s.User, "pwned-password-long"} }},
+		"Admin.UpdateGroup":   {args: func(s authzIDs) []any { return []any{s.Group, "pwned", []string{"models.view_all"}} }},
+		"Admin.DeleteGroup":   {args: func(s authzIDs) []any { return []any{s.Group} }},
+		"Admin.SetMembers":    {args: func(s authzIDs) []any { return []any{s.Group, []ids.UserID{s.User}} }},
+		"Admin.SetSettings":   {args: func(s authzIDs) []any { return []any{map[string]any{"instanceName": "pwned", "defaultModel": s.Model}} }},
+		"Admin.ModelAccess":   {args: func(s authzIDs) []any { return []any{s.Model} }},
+		"Admin.SetModelAccess": {args: func(s authzIDs) []any {
 			return []any{s.Model, map[string]any{"users": []ids.UserID{s.User}, "groups": []ids.GroupID{s.Group}}}
 		}},
 		"Chats.Live":    {args: func(s authzIDs) []any { return []any{s.Chat} }},
@@ -579,6 +576,23 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	callB := func(method string, args []byte) api.Result {
 		return c.Dispatcher.Call(ctx, callerB, method, args)
 	}
+	// barred says, from the method's guard in api.Table, whether B is
+	// refused whatever the ids: administrators' methods, the desktop
+	// window's, and those needing a permission B lacks.
+	permsB, err := c.Perms.Resolve(ctx, store.User{ID: int64(B)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	barred := func(g api.Guard) bool {
+		switch g.Kind() {
+		case api.GuardAdmin, api.GuardDesktopOwner:
+			return true
+		case api.GuardPerm:
+			return permsB.Require(g.Permission()) != nil
+		}
+		return false
+	}
+	var adminGuarded int
 	// after checks that A's data is what it was; a change is reported and
 	// becomes the new baseline, so each method is blamed only for its own.
 	after := func(t *testing.T, what string) {
@@ -607,13 +621,13 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			}
 		}
 	}
-	refused := func(t *testing.T, what string, r api.Result, admin bool) {
+	refused := func(t *testing.T, what string, r api.Result, barred bool) {
 		t.Helper()
 		switch {
 		case r.Error == nil:
 			t.Errorf("CROSS-USER ACCESS: %s succeeded for B: %.600s", what, r.Result)
-		case admin && r.Error.Kind != apperr.Forbidden:
-			t.Errorf("%s: B (not an admin) got %s %q, want forbidden", what, r.Error.Kind, r.Error.Message)
+		case barred && r.Error.Kind != apperr.Forbidden:
+			t.Errorf("%s: B (barred by its guard) got %s %q, want forbidden", what, r.Error.Kind, r.Error.Message)
 		case r.Error.Kind != apperr.NotFound && r.Error.Kind != apperr.Forbidden:
 			t.Errorf("%s: B got %s %q, want not_found or forbidden", what, r.Error.Kind, r.Error.Message)
 		}
@@ -637,14 +651,21 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			}
 			continue
 		}
+		if tg, _ := api.GuardOf(m.Name); m.Guard != tg {
+			t.Errorf("%s is registered behind %s, but api.Table says %s", m.Name, m.Guard, tg)
+		}
+		bar := barred(m.Guard)
+		if m.Guard.Kind() == api.GuardAdmin {
+			adminGuarded++
+		}
 		t.Run(m.Name, func(t *testing.T) {
 			if len(slots) == 0 {
 				withoutIDs++
 				what := m.Name + " (no ids)"
 				r := callB(m.Name, encodeArgs(call.args(idsB)))
 				checkResult(t, what, r)
-				if call.admin && (r.Error == nil || r.Error.Kind != apperr.Forbidden) {
-					t.Errorf("%s is admin-only but B (not an admin) got %+v %.300s, want forbidden", what, r.Error, r.Result)
+				if bar && (r.Error == nil || r.Error.Kind != apperr.Forbidden) {
+					t.Errorf("%s is guarded (%s) but B got %+v %.300s, want forbidden", what, m.Guard, r.Error, r.Result)
 				}
 				checkOwnOnly(t, m.Name, r, aChats, folderA.ID, pmodel.ID, chatB, folderB.ID)
 				after(t, what)
@@ -683,7 +704,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 				if mayPass && r.Error == nil {
 					checkOwnOnly(t, m.Name, r, aChats, folderA.ID, pmodel.ID, chatB, folderB.ID)
 				} else {
-					refused(t, what, r, call.admin)
+					refused(t, what, r, bar)
 				}
 				after(t, what)
 			}
@@ -707,14 +728,14 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 					try(fmt.Sprintf("%s with A's %s among B's own ids %s", m.Name, k.Name(), args(call.args(set))), encodeArgs(call.args(set)), mayPass)
 				}
 			}
-			// Admin-only methods refuse B even with ids B may see.
-			if call.admin {
+			// Guarded methods refuse B even with ids B may see.
+			if bar {
 				variants++
 				what := m.Name + " with instance-wide ids " + args(call.args(idsB))
 				r := callB(m.Name, encodeArgs(call.args(idsB)))
 				checkResult(t, what, r)
 				if r.Error == nil || r.Error.Kind != apperr.Forbidden {
-					t.Errorf("%s is admin-only but B got %+v %.300s, want forbidden", what, r.Error, r.Result)
+					t.Errorf("%s is guarded (%s) but B got %+v %.300s, want forbidden", what, m.Guard, r.Error, r.Result)
 				}
 				after(t, what)
 			}
@@ -724,6 +745,9 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		if !registered[name] {
 			t.Errorf("authzCalls lists %s, which is not registered", name)
 		}
+	}
+	if adminGuarded == 0 {
+		t.Error("no method is guarded for administrators: api.Table was not read")
 	}
 
 	// Control: B is a working user, so the refusals above are about A's ids.

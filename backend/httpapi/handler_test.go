@@ -32,7 +32,7 @@ var files = fstest.MapFS{
 func newServer(t *testing.T, desktop bool, hb time.Duration) (*httptest.Server, *events.Bus) {
 	t.Helper()
 	d := api.NewDispatcher(slog.New(slog.DiscardHandler))
-	d.Register("Echo", echo{})
+	d.Register("Echo", echo{}, api.Guards{"Say": api.SignedIn})
 	bus := events.NewBus()
 	h, err := New(Options{
 		Dispatcher: d, Bus: bus, Files: files, Log: slog.New(slog.DiscardHandler),
