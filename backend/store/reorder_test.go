@@ -129,16 +129,21 @@ func TestReorderUnseenRowsKeepTheirPlaces(t *testing.T) {
 	own, _ := db.CreateConnection(ctx, Actor{User: frodo}, Connection{OwnerID: &frodo, Name: "own"})
 	db.SyncModels(ctx, own.ID, upstream("f1"))
 
+	// Sam puts s1 between a and b; then frodo, who does not see s1, puts
+	// f1 before b: after s1, which stays where sam put it.
+	if err := move(db, modelOrder, sam, int64(modelID(t, db, sam, "s1")), 1); err != nil {
+		t.Fatal(err)
+	}
 	if err := move(db, modelOrder, frodo, int64(modelID(t, db, frodo, "f1")), 1); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := order(t, db, frodo), "a@0 f1@1 b@2"; got != want {
+	if got, want := order(t, db, frodo), "a@0 f1@2 b@3"; got != want {
 		t.Errorf("frodo sees %q, want %q", got, want)
 	}
-	if got, want := order(t, db, sam), "a@0 b@2 s1@3"; got != want {
+	if got, want := order(t, db, sam), "a@0 s1@1 b@3"; got != want {
 		t.Errorf("sam sees %q, want %q", got, want)
 	}
-	if got, want := order(t, db, admin), "a@0 b@2"; got != want {
+	if got, want := order(t, db, admin), "a@0 b@3"; got != want {
 		t.Errorf("admin sees %q, want %q", got, want)
 	}
 }
