@@ -20,6 +20,14 @@ func move(db *DB, list orderedList, user ids.UserID, id int64, index int) error 
 	})
 }
 
+// wantOrder reports an order that is not want.
+func wantOrder(t *testing.T, what, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s: %q, want %q", what, got, want)
+	}
+}
+
 // folderOrderOf lists user's folders as name@position.
 func folderOrderOf(t *testing.T, db *DB, user ids.UserID) string {
 	t.Helper()
@@ -104,15 +112,9 @@ func TestReorderRefusesRowsOutsideTheCallersList(t *testing.T) {
 	for _, c := range cases {
 		wantNotFound(t, c.what, move(db, c.list, frodo, c.id, 0))
 	}
-	if got, want := folderOrderOf(t, db, frodo), "a@0 b@1"; got != want {
-		t.Errorf("frodo's folders after refused moves: %q, want %q", got, want)
-	}
-	if got, want := folderOrderOf(t, db, sam), "garden@0"; got != want {
-		t.Errorf("sam's folders after refused moves: %q, want %q", got, want)
-	}
-	if got, want := order(t, db, sam), "s1@0 s2@1 s3@2 s4@3"; got != want {
-		t.Errorf("sam's models after refused moves: %q, want %q", got, want)
-	}
+	wantOrder(t, "frodo's folders after refused moves", folderOrderOf(t, db, frodo), "a@0 b@1")
+	wantOrder(t, "sam's folders after refused moves", folderOrderOf(t, db, sam), "garden@0")
+	wantOrder(t, "sam's models after refused moves", order(t, db, sam), "s1@0 s2@1 s3@2 s4@3")
 }
 
 // TestReorderUnseenRowsKeepTheirPlaces: in the one model order of the
@@ -137,15 +139,9 @@ func TestReorderUnseenRowsKeepTheirPlaces(t *testing.T) {
 	if err := move(db, modelOrder, frodo, int64(modelID(t, db, frodo, "f1")), 1); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := order(t, db, frodo), "a@0 f1@2 b@3"; got != want {
-		t.Errorf("frodo sees %q, want %q", got, want)
-	}
-	if got, want := order(t, db, sam), "a@0 s1@1 b@3"; got != want {
-		t.Errorf("sam sees %q, want %q", got, want)
-	}
-	if got, want := order(t, db, admin), "a@0 b@3"; got != want {
-		t.Errorf("admin sees %q, want %q", got, want)
-	}
+	wantOrder(t, "frodo sees", order(t, db, frodo), "a@0 f1@2 b@3")
+	wantOrder(t, "sam sees", order(t, db, sam), "a@0 s1@1 b@3")
+	wantOrder(t, "admin sees", order(t, db, admin), "a@0 b@3")
 }
 
 // dense reports unless user's folders are n rows, each once, numbered 0…n-1.
