@@ -113,45 +113,9 @@ func (db *DB) FolderByID(ctx context.Context, user ids.UserID, id ids.FolderID) 
 
 // MoveFolder puts one of user's folders at index position of their list
 // (past the end means last) and renumbers the list densely from 0, in one
-// transaction.
+// transaction. Another user's folder is ErrNotFound.
 func (db *DB) MoveFolder(ctx context.Context, user ids.UserID, id ids.FolderID, position int) error {
 	return db.WriteTx(ctx, func(tx *sql.Tx) error {
-		if err := ownsFolder(ctx, tx, user, id); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, position FROM folders WHERE user_id = ? ORDER BY position, id`, user)
-		if err != nil {
-			return fmt.Errorf("read folder order: %w", err)
-		}
-		type entry struct {
-			id  ids.FolderID
-			pos int64
-		}
-		var order []entry
-		for rows.Next() {
-			var e entry
-			if err := rows.Scan(&e.id, &e.pos); err != nil {
-				rows.Close()
-				return err
-			}
-			if e.id != id {
-				order = append(order, e)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		at := min(max(position, 0), len(order))
-		order = append(order[:at], append([]entry{{id: id, pos: -1}}, order[at:]...)...)
-		for i, e := range order {
-			if e.pos == int64(i) {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE folders SET position = ? WHERE id = ?`, i, e.id); err != nil {
-				return fmt.Errorf("renumber folder %d: %w", e.id, err)
-			}
-		}
-		return nil
+		return reorder(ctx, tx, folderOrder, user, int64(id), position)
 	})
 }

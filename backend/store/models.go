@@ -394,66 +394,6 @@ func (db *DB) MoveModel(ctx context.Context, a Actor, id ids.ModelID, newPositio
 		if err := canChangeModel(ctx, tx, a, id); err != nil {
 			return err
 		}
-		type entry struct {
-			id      ids.ModelID
-			pos     int64
-			visible bool
-		}
-		rows, err := tx.QueryContext(ctx, `
-			SELECT m.id, m.position, c.owner_id IS NULL OR c.owner_id = ?`+modelFrom+`
-			ORDER BY m.position, m.id`, a.User)
-		if err != nil {
-			return fmt.Errorf("read model order: %w", err)
-		}
-		var order []entry
-		for rows.Next() {
-			var e entry
-			if err := rows.Scan(&e.id, &e.pos, &e.visible); err != nil {
-				rows.Close()
-				return err
-			}
-			if e.id != id {
-				order = append(order, e)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		// Insert before the model that is now at newPosition among the
-		// visible ones, or after the last visible one.
-		at, seen, lastVisible := -1, 0, -1
-		for i, e := range order {
-			if !e.visible {
-				continue
-			}
-			if seen == max(newPosition, 0) {
-				at = i
-				break
-			}
-			seen++
-			lastVisible = i
-		}
-		if at < 0 {
-			at = lastVisible + 1
-			if lastVisible < 0 {
-				at = len(order)
-			}
-		}
-		order = append(order[:at], append([]entry{{id: id, pos: -1}}, order[at:]...)...)
-		stmt, err := tx.PrepareContext(ctx, `UPDATE models SET position = ? WHERE id = ?`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for i, e := range order {
-			if e.pos == int64(i) {
-				continue
-			}
-			if _, err := stmt.ExecContext(ctx, i, e.id); err != nil {
-				return fmt.Errorf("renumber model %d: %w", e.id, err)
-			}
-		}
-		return nil
+		return reorder(ctx, tx, modelOrder, a.User, int64(id), newPosition)
 	})
 }

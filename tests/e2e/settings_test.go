@@ -487,6 +487,28 @@ func TestSettingsModels(t *testing.T) {
 		})
 	})
 
+	u.step(t, "move up and down", func(t *testing.T, u *adminUI) {
+		rows := func(a, b string) string {
+			return fmt.Sprintf(`%s[2] === %q && %s[3] === %q`, modelRowNames, a, modelRowNames, b)
+		}
+		u.waitJS(rows("Gandalf the Grey", "test-model-04"))
+		u.click(`button[aria-label="Move test-model-04 up"]`)
+		u.waitJS(rows("test-model-04", "Gandalf the Grey"))
+		// The moved row keeps the focus, on the same button, for the next press.
+		u.waitJS(`document.activeElement?.getAttribute('aria-label') === 'Move test-model-04 up'`)
+		var page struct{ Items []struct{ UpstreamID string } }
+		harness.API(t, u.base, "Models.List", &page, map[string]any{"limit": 4})
+		if len(page.Items) != 4 || page.Items[2].UpstreamID != "test-model-04" || page.Items[3].UpstreamID != "test-model-03" {
+			t.Errorf("stored order after Move up: %+v", page.Items)
+		}
+		u.click(`button[aria-label="Move test-model-04 down"]`)
+		u.waitJS(rows("Gandalf the Grey", "test-model-04"))
+		u.waitJS(`document.activeElement?.getAttribute('aria-label') === 'Move test-model-04 down'`)
+		if u.js(`document.querySelector('button[aria-label="Move test-model-01 up"]').disabled`) != true {
+			t.Error("the first row's Move up is enabled")
+		}
+	})
+
 	u.step(t, "picker follows the admin", func(t *testing.T, u *adminUI) {
 		u.click(`.sidebar-new`)
 		u.waitJS(`location.hash === '#/' && !!document.querySelector('.picker-trigger')`)
