@@ -230,10 +230,11 @@ func (m *Models) Update(ctx context.Context, id ids.ModelID, p ModelPatch) (Mode
 	return m.view(ctx, x, m.connectionNames(ctx)), nil
 }
 
-// Move puts a model at a position in the order and returns the new order.
-func (m *Models) Move(ctx context.Context, id ids.ModelID, position int) ([]ModelView, error) {
+// Move puts a model where another one is now (before it when moving up,
+// after it when moving down) and returns the new order.
+func (m *Models) Move(ctx context.Context, id, to ids.ModelID) ([]ModelView, error) {
 	a := manager(ctx)
-	if err := m.deps.DB.MoveModel(ctx, a, id, position); err != nil {
+	if err := m.deps.DB.MoveModelTo(ctx, a, id, to); err != nil {
 		return nil, storeErr(err, "model")
 	}
 	list, _, err := m.deps.DB.ListModels(ctx, user(ctx), store.ModelFilter{})

@@ -105,7 +105,7 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Models.Update": {args: func(s authzIDs) []any {
 			return []any{s.Model, map[string]any{"displayName": "pwned", "enabled": false, "systemPrompt": "pwned"}}
 		}},
-		"Models.Move": {args: func(s authzIDs) []any { return []any{s.Model, 0} }},
+		"Models.Move": {args: func(s authzIDs) []any { return []any{s.Model, s.Model} }},
 
 		"Folders.Rename": {args: func(s authzIDs) []any { return []any{s.Folder, "pwned"} }},
 		"Folders.Move":   {args: func(s authzIDs) []any { return []any{s.Folder, 5} }},

@@ -166,7 +166,7 @@ var facadeCalls = []facadeCall{
 	{"Models.Update", func(t *testing.T, w *world) []any {
 		return []any{w.model, map[string]any{"description": "tiny", "capabilities": map[string]bool{"reasoning": true}}}
 	}, ""},
-	{"Models.Move", func(t *testing.T, w *world) []any { return []any{w.model, 0} }, ""},
+	{"Models.Move", func(t *testing.T, w *world) []any { return []any{w.model, w.model} }, ""},
 	{"Models.Efforts", noArgs, ""},
 	{"Folders.List", noArgs, ""},
 	{"Folders.Create", func(*testing.T, *world) []any { return []any{"Work"} }, ""},

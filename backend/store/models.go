@@ -397,3 +397,31 @@ func (db *DB) MoveModel(ctx context.Context, a Actor, id ids.ModelID, newPositio
 		return reorder(ctx, tx, modelOrder, a.User, int64(id), newPosition)
 	})
 }
+
+// MoveModelTo puts model id where model to is now in the order a sees: just
+// before it when moving up, just after it when moving down. A page of the
+// Models list knows its neighbours' ids but not their index among every row
+// a sees (paging, filters, and the private models of others share the one
+// order), so the place is named by a row, never by a number.
+func (db *DB) MoveModelTo(ctx context.Context, a Actor, id, to ids.ModelID) error {
+	return db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if err := canChangeModel(ctx, tx, a, id); err != nil {
+			return err
+		}
+		rows, err := readOrder(ctx, tx, modelOrder, a.User)
+		if err != nil {
+			return err
+		}
+		index := -1
+		for _, r := range rows {
+			if !r.seen {
+				continue
+			}
+			index++
+			if r.id == int64(to) {
+				return reorder(ctx, tx, modelOrder, a.User, int64(id), index)
+			}
+		}
+		return fmt.Errorf("model %d: %w", to, ErrNotFound)
+	})
+}

@@ -277,3 +277,47 @@ func TestListModelsFiltersAndPages(t *testing.T) {
 		t.Errorf("model round trip: %+v", m)
 	}
 }
+
+// TestMoveModelToTakesTheNeighboursPlace is the Models page's Move up and
+// Move down: the place is named by the neighbour, because the page does not
+// know the neighbour's index among every row in the one order. Sending the
+// neighbour's stored position as an index (what the page did) moved nothing
+// once another user's private model sat first in the order.
+func TestMoveModelToTakesTheNeighboursPlace(t *testing.T) {
+	ctx := context.Background()
+	db := syncedTemp(t)
+	admin, a, c := adminConnection(t, db)
+	if _, err := db.SyncModels(ctx, c.ID, upstream("a", "b", "c")); err != nil {
+		t.Fatal(err)
+	}
+	frodo := addUser(t, db, "frodo")
+	own, _ := db.CreateConnection(ctx, Actor{User: frodo}, Connection{OwnerID: &frodo, Name: "own"})
+	db.SyncModels(ctx, own.ID, upstream("f1"))
+	if err := db.MoveModel(ctx, Actor{User: frodo}, modelID(t, db, frodo, "f1"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := order(t, db, admin), "a@1 b@2 c@3"; got != want {
+		t.Fatalf("admin sees %q, want %q", got, want)
+	}
+	id := func(name string) ids.ModelID { return modelID(t, db, admin, name) }
+	steps := []struct {
+		model, to, want string
+	}{
+		{"c", "b", "a@1 c@2 b@3"}, // up
+		{"a", "c", "c@1 a@2 b@3"}, // down
+		{"b", "c", "b@1 c@2 a@3"}, // up past two
+		{"b", "b", "b@1 c@2 a@3"}, // onto itself: nothing
+	}
+	for _, s := range steps {
+		if err := db.MoveModelTo(ctx, a, id(s.model), id(s.to)); err != nil {
+			t.Fatal(err)
+		}
+		if got := order(t, db, admin); got != s.want {
+			t.Errorf("move %s to %s: %q, want %q", s.model, s.to, got, s.want)
+		}
+	}
+	if got, want := order(t, db, frodo), "f1@0 b@1 c@2 a@3"; got != want {
+		t.Errorf("frodo's own model lost its place: %q, want %q", got, want)
+	}
+	wantNotFound(t, "MoveModelTo a model the mover does not see", db.MoveModelTo(ctx, a, id("a"), modelID(t, db, frodo, "f1")))
+}

@@ -278,7 +278,7 @@ export function ModelsSettings() {
     if (!other) return;
     setBusyId(m.id);
     try {
-      await call('Models.Move', m.id, other.position);
+      await call('Models.Move', m.id, other.id);
       await reload();
       refreshModels();
       setTimeout(() => {
