@@ -221,9 +221,10 @@ func turnTooLarge(role store.Role, tok, by int64, b budget) error {
 
 func sizeMB(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
 
-// checkFits refuses, before anything is stored, a user turn whose text
+// checkFits refuses, before anything is stored, an edited turn whose text
 // alone cannot fit the model's context (its files are counted when the
-// request is built).
+// request is built, after the rewind). Send needs no such check: it builds
+// its request, files and all, before it stores anything.
 func (s *Service) checkFits(ctx context.Context, chat store.Chat, model store.Model, content string) error {
 	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
 	if err != nil {
