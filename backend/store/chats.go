@@ -188,7 +188,7 @@ func insertChat(ctx context.Context, tx *sql.Tx, user ids.UserID, nc NewChat, pa
 
 // ChatByID reads one of user's chats, trashed or not.
 func (db *DB) ChatByID(ctx context.Context, user ids.UserID, id ids.ChatID) (Chat, error) {
-	return chatByID(ctx, db.r, user, id)
+	return chatByID(ctx, prepared{db}, user, id)
 }
 
 // ListChats returns user's chats that are not in the trash, pinned first,
