@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -135,10 +136,20 @@ func TestFailedSendStoresNothing(t *testing.T) {
 	}
 }
 
+func (s sendState) String() string {
+	model := ids.ModelID(0)
+	if s.chat.ModelID != nil {
+		model = *s.chat.ModelID
+	}
+	return fmt.Sprintf("%d chats, %d messages, %d unsent files; chat draft %q, model %d, updated_at %d, last status %q",
+		s.chats, s.messages, s.unbound, s.chat.Draft, model, s.chat.UpdatedAt, s.chat.LastStatus)
+}
+
 func sameState(a, b sendState) bool {
 	return a.chats == b.chats && a.messages == b.messages && a.unbound == b.unbound &&
 		a.chat.Draft == b.chat.Draft && a.chat.UpdatedAt == b.chat.UpdatedAt &&
-		*a.chat.ModelID == *b.chat.ModelID && a.chat.LastStatus == b.chat.LastStatus
+		a.chat.ModelID != nil && b.chat.ModelID != nil && *a.chat.ModelID == *b.chat.ModelID &&
+		a.chat.LastStatus == b.chat.LastStatus
 }
 
 // What Send returns is what it stored: the chat with its draft cleared, its
