@@ -165,11 +165,9 @@ type TurnView struct {
 	Assistant MessageView `json:"assistant"`
 }
 
-func (c *Chats) turn(ctx context.Context, t chat.Turn) TurnView {
+func (c *Chats) turn(t chat.Turn) TurnView {
 	v := TurnView{Chat: chatView(t.Chat), User: c.message(t.User), Assistant: c.message(t.Assistant)}
-	if files, err := c.deps.DB.AttachmentsOf(ctx, user(ctx), []ids.MessageID{t.User.ID}); err == nil {
-		v.User.Attachments = attachmentViews(files[t.User.ID])
-	}
+	v.User.Attachments = attachmentViews(t.Files)
 	return v
 }
 
@@ -192,7 +190,7 @@ func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
 	if err != nil {
 		return TurnView{}, err
 	}
-	return c.turn(ctx, t), nil
+	return c.turn(t), nil
 }
 
 // Stop aborts the chat's running reply, keeping what arrived.
@@ -246,7 +244,7 @@ func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, atta
 	if err != nil {
 		return TurnView{}, err
 	}
-	return c.turn(ctx, t), nil
+	return c.turn(t), nil
 }
 
 // ChatPatchInput is what the frontend may change on a chat. folderId null

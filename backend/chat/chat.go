@@ -122,6 +122,8 @@ type Turn struct {
 	Chat      store.Chat
 	User      store.Message
 	Assistant store.Message
+	// Files are the user turn's attachments, in order.
+	Files []store.Attachment
 }
 
 func checkContent(content string, files int) (string, error) {
@@ -139,90 +141,76 @@ func checkContent(content string, files int) (string, error) {
 
 // Send adds the user's turn (creating the chat on its first message) and
 // starts the reply.
+//
+// Everything that could refuse the turn is checked, and the reply's request
+// built, before anything is stored; then the chat's changes, the turn and
+// the reply row are written in one transaction (store.AddTurn), and only
+// after it commits does the reply start: a send is stored whole or not at
+// all, and a reply never streams into a row that may roll back.
 func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn, error) {
 	content, err := checkContent(in.Content, len(in.Attachments))
 	if err != nil {
 		return Turn{}, err
 	}
-	if err := s.checkFiles(ctx, user, in.Attachments, 0); err != nil {
+	files, err := s.checkFiles(ctx, user, in.Attachments, 0)
+	if err != nil {
 		return Turn{}, err
 	}
-	var chat store.Chat
-	var userMsg store.Message
+	st := store.Turn{User: store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal,
+		Attachments: in.Attachments}}
 	if in.ChatID == 0 {
 		if in.ModelID == 0 {
 			return Turn{}, apperr.New(apperr.Invalid, "choose a model for the new chat")
 		}
-		model, err := s.usableModel(ctx, user, in.ModelID)
-		if err != nil {
-			return Turn{}, err
-		}
 		mid := in.ModelID
-		nc := store.NewChat{ModelID: &mid, SystemPrompt: in.SystemPrompt}
+		st.New = store.NewChat{ModelID: &mid, SystemPrompt: in.SystemPrompt}
 		if in.Params != nil {
 			if e := in.Params.ReasoningEffort; e != nil && *e != "" && !slices.Contains(llm.Efforts, *e) {
 				return Turn{}, apperr.New(apperr.Invalid, "unknown reasoning effort %q (want %s)", *e, strings.Join(llm.Efforts, ", "))
 			}
-			nc.Params = *in.Params
-		}
-		if err := s.checkFits(ctx, store.Chat{SystemPrompt: nc.SystemPrompt, Params: nc.Params}, model, content); err != nil {
-			return Turn{}, err
-		}
-		chat, userMsg, err = s.db.CreateChat(ctx, user, nc,
-			store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal, Attachments: in.Attachments})
-		if err != nil {
-			return Turn{}, sendErr(err, "chat", in.Attachments)
+			st.New.Params = *in.Params
 		}
 		// A provisional title at once; the model's title replaces it later.
-		if _, err := s.db.SetAutoTitle(ctx, user, chat.ID, provisionalTitle(firstNonEmpty(content, "Attachment"))); err != nil {
-			s.log.Warn("provisional title", "chat", chat.ID, "err", err)
-		}
-		s.Notify(user, chat.ID, "created")
+		st.Title = provisionalTitle(firstNonEmpty(content, "Attachment"))
+		st.Chat = store.Chat{ModelID: &mid, Params: st.New.Params, SystemPrompt: st.New.SystemPrompt}
 	} else {
 		defer s.lockChat(in.ChatID)()
-		if chat, err = s.db.ChatByID(ctx, user, in.ChatID); err != nil {
+		if st.Chat, err = s.db.ChatByID(ctx, user, in.ChatID); err != nil {
 			return Turn{}, storeErr(err, "chat")
 		}
-		if chat.DeletedAt != nil {
+		if st.Chat.DeletedAt != nil {
 			return Turn{}, apperr.New(apperr.Conflict, "this chat is in the trash; restore it first")
 		}
-		if s.gen.Running(chat.ID) {
+		if s.gen.Running(st.Chat.ID) {
 			return Turn{}, apperr.New(apperr.Conflict, "a reply is still being written; stop it or wait")
 		}
-		if in.ModelID != 0 && (chat.ModelID == nil || *chat.ModelID != in.ModelID) {
-			if _, err := s.usableModel(ctx, user, in.ModelID); err != nil {
-				return Turn{}, err
-			}
-			if chat, err = s.db.UpdateChat(ctx, user, chat.ID, store.ChatPatch{Model: store.Some(in.ModelID)}); err != nil {
-				return Turn{}, storeErr(err, "chat")
-			}
+		if in.ModelID != 0 && (st.Chat.ModelID == nil || *st.Chat.ModelID != in.ModelID) {
+			mid := in.ModelID
+			st.Model, st.Chat.ModelID = &mid, &mid
 		}
-		if chat.ModelID != nil {
-			if model, err := s.db.ModelByID(ctx, user, *chat.ModelID); err == nil {
-				if err := s.checkFits(ctx, chat, model, content); err != nil {
-					return Turn{}, err
-				}
-			}
-		}
-		if userMsg, err = s.db.AddMessage(ctx, user, chat.ID, store.Message{Role: store.RoleUser, Content: content,
-			Status: store.StatusFinal, Attachments: in.Attachments}); err != nil {
-			return Turn{}, sendErr(err, "chat", in.Attachments)
-		}
-		draft := ""
-		s.db.UpdateChat(ctx, user, chat.ID, store.ChatPatch{Draft: &draft})
 	}
-	tgt, err := s.prepare(ctx, user, chat.ID)
+	tgt, err := s.target(ctx, user, st.Chat)
 	if err != nil {
 		return Turn{}, err
 	}
-	asst, err := s.startReply(ctx, user, chat.ID, nil, tgt)
-	if err != nil {
+	if tgt, err = s.withRequest(ctx, user, tgt, 0, nil, &newTurn{content: content, files: files}); err != nil {
 		return Turn{}, err
 	}
-	if chat, err = s.db.ChatByID(ctx, user, chat.ID); err != nil {
-		return Turn{}, storeErr(err, "chat")
+	st.Reply = replyRow(tgt.model)
+	chat, userMsg, asst, err := s.db.AddTurn(ctx, user, st)
+	if err != nil {
+		return Turn{}, sendErr(err, "chat", in.Attachments)
 	}
-	return Turn{Chat: chat, User: userMsg, Assistant: asst}, nil
+	if in.ChatID == 0 {
+		s.Notify(user, chat.ID, "created")
+	}
+	if err := s.start(ctx, user, chat.ID, asst, nil, tgt); err != nil {
+		return Turn{}, err
+	}
+	for i := range files {
+		files[i].MessageID = &userMsg.ID
+	}
+	return Turn{Chat: chat, User: userMsg, Assistant: asst, Files: files}, nil
 }
 
 // Regenerate replaces the chat's last reply with a new one.
@@ -252,7 +240,7 @@ func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.Ch
 	if err != nil {
 		return store.Message{}, err
 	}
-	if tgt, err = s.withRequest(ctx, user, tgt, turn, nil); err != nil {
+	if tgt, err = s.withRequest(ctx, user, tgt, turn, nil, nil); err != nil {
 		return store.Message{}, err
 	}
 	if _, err := s.db.DeleteMessagesAfter(ctx, user, chatID, turn); err != nil {
@@ -290,7 +278,7 @@ func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.Chat
 	if err != nil {
 		return store.Message{}, err
 	}
-	if tgt, err = s.withRequest(ctx, user, tgt, last.ID, &last); err != nil {
+	if tgt, err = s.withRequest(ctx, user, tgt, last.ID, &last, nil); err != nil {
 		return store.Message{}, err
 	}
 	return s.startReply(ctx, user, chatID, &last, tgt)
@@ -302,7 +290,8 @@ func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.Chat
 // attachments, when not nil, become the turn's attachments: its own that are
 // listed stay, the caller's unsent uploads are added, the rest are dropped.
 func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID, content string, attachments []ids.AttachmentID) (Turn, error) {
-	if err := s.checkFiles(ctx, user, attachments, msgID); err != nil {
+	files, err := s.checkFiles(ctx, user, attachments, msgID)
+	if err != nil {
 		return Turn{}, err
 	}
 	m, err := s.db.MessageByID(ctx, user, msgID)
@@ -312,15 +301,14 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if m.Role != store.RoleUser {
 		return Turn{}, apperr.New(apperr.Invalid, "only your own turns can be edited")
 	}
-	files := len(attachments)
 	if attachments == nil {
 		have, err := s.db.AttachmentsOf(ctx, user, []ids.MessageID{m.ID})
 		if err != nil {
 			return Turn{}, err
 		}
-		files = len(have[m.ID])
+		files = have[m.ID]
 	}
-	content, err = checkContent(content, files)
+	content, err = checkContent(content, len(files))
 	if err != nil {
 		return Turn{}, err
 	}
@@ -356,7 +344,10 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if err != nil {
 		return Turn{}, storeErr(err, "chat")
 	}
-	return Turn{Chat: chat, User: um, Assistant: asst}, nil
+	for i := range files {
+		files[i].MessageID = &um.ID
+	}
+	return Turn{Chat: chat, User: um, Assistant: asst, Files: files}, nil
 }
 
 // Stop stops the chat's running reply.
@@ -417,13 +408,19 @@ type target struct {
 	omitted int // earlier turns req leaves out
 }
 
-// prepare checks everything that could stop a reply from starting: the
-// chat's model is usable, its connection enabled and its key readable.
+// prepare reads the chat and checks everything that could stop a reply
+// from starting (target).
 func (s *Service) prepare(ctx context.Context, user ids.UserID, chatID ids.ChatID) (target, error) {
 	chat, err := s.db.ChatByID(ctx, user, chatID)
 	if err != nil {
 		return target{}, storeErr(err, "chat")
 	}
+	return s.target(ctx, user, chat)
+}
+
+// target checks everything that could stop a reply in chat from starting:
+// the chat's model is usable, its connection enabled and its key readable.
+func (s *Service) target(ctx context.Context, user ids.UserID, chat store.Chat) (target, error) {
 	if chat.ModelID == nil {
 		return target{}, apperr.New(apperr.Conflict, "this chat has no model (it was removed); choose one")
 	}
@@ -448,26 +445,38 @@ func (s *Service) prepare(ctx context.Context, user ids.UserID, chatID ids.ChatI
 func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.ChatID, cont *store.Message, tgt target) (store.Message, error) {
 	var err error
 	if !tgt.built {
-		if tgt, err = s.withRequest(ctx, user, tgt, 0, cont); err != nil {
+		if tgt, err = s.withRequest(ctx, user, tgt, 0, cont, nil); err != nil {
 			return store.Message{}, err
 		}
 	}
-	model, client, conn, req, omitted := tgt.model, tgt.client, tgt.conn, tgt.req, tgt.omitted
-
 	var asst store.Message
 	if cont != nil {
 		if asst, err = s.db.ReopenMessage(ctx, user, cont.ID); err != nil {
 			return store.Message{}, storeErr(err, "message")
 		}
 	} else {
-		asst, err = s.db.AddMessage(ctx, user, chatID, store.Message{Role: store.RoleAssistant, Status: store.StatusStreaming, ModelLabel: modelName(model)})
-		if err != nil {
+		if asst, err = s.db.AddMessage(ctx, user, chatID, replyRow(tgt.model)); err != nil {
 			return store.Message{}, storeErr(err, "chat")
 		}
 	}
+	if err := s.start(ctx, user, chatID, asst, cont, tgt); err != nil {
+		return store.Message{}, err
+	}
+	return asst, nil
+}
+
+// replyRow is the row a new reply from model streams into.
+func replyRow(model store.Model) store.Message {
+	return store.Message{Role: store.RoleAssistant, Status: store.StatusStreaming, ModelLabel: modelName(model)}
+}
+
+// start starts the reply that streams into asst, a row already committed,
+// with tgt's request; cont is the message it continues, if any.
+func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID, asst store.Message, cont *store.Message, tgt target) error {
+	model, client, conn := tgt.model, tgt.client, tgt.conn
 	job := generation.Job{
-		User: user, Chat: chatID, Message: asst.ID, Client: client, Request: req,
-		ContextLength: int(model.ContextLength), OmittedTurns: omitted,
+		User: user, Chat: chatID, Message: asst.ID, Client: client, Request: tgt.req,
+		ContextLength: int(model.ContextLength), OmittedTurns: tgt.omitted,
 		Done: func(ctx context.Context, out generation.Outcome) {
 			s.replyDone(ctx, out, client, model, conn)
 		},
@@ -479,16 +488,17 @@ func (s *Service) startReply(ctx context.Context, user ids.UserID, chatID ids.Ch
 		// The row would otherwise stay "streaming" until the next restart.
 		s.db.Checkpoint(ctx, []store.MessageUpdate{{ID: asst.ID, Content: asst.Content, Reasoning: asst.Reasoning,
 			Status: store.StatusError, Error: "The reply could not start."}})
-		return store.Message{}, err
+		return err
 	}
 	s.Notify(user, chatID, "updated")
-	return asst, nil
+	return nil
 }
 
 // withRequest returns tgt with its request built: the one way every reply
-// (Send, Regenerate, Continue, Edit) gets its history.
-func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, from ids.MessageID, cont *store.Message) (target, error) {
-	req, omitted, err := s.request(ctx, user, from, cont, tgt)
+// (Send, Regenerate, Continue, Edit) gets its history. pending, if set, is
+// Send's turn, not stored yet, which the request ends with.
+func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, from ids.MessageID, cont *store.Message, pending *newTurn) (target, error) {
+	req, omitted, err := s.request(ctx, user, from, cont, pending, tgt)
 	if err != nil {
 		return target{}, err
 	}
@@ -499,21 +509,34 @@ func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, 
 // request builds the request of the chat's next reply from the newest
 // turns that fit the model's context (selectHistory) on the path ending at
 // message from (0: the chat's newest), and says how many earlier turns were
-// left out. Memory here does not grow with the chat.
-func (s *Service) request(ctx context.Context, user ids.UserID, from ids.MessageID, cont *store.Message, tgt target) (llm.ChatRequest, int, error) {
+// left out; pending is a turn to end with that is not stored yet. Memory
+// here does not grow with the chat.
+func (s *Service) request(ctx context.Context, user ids.UserID, from ids.MessageID, cont *store.Message, pending *newTurn, tgt target) (llm.ChatRequest, int, error) {
 	chat, model := tgt.chat, tgt.model
 	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
 	if err != nil {
 		return llm.ChatRequest{}, 0, err
 	}
 	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
-	h, err := s.selectHistory(ctx, user, chat.ID, from, requestBudget(chat, model, system, cont != nil), model.Capabilities.Vision)
+	h, err := s.selectHistory(ctx, user, chat.ID, from, requestBudget(chat, model, system, cont != nil), model.Capabilities.Vision, pending)
 	if err != nil {
 		return llm.ChatRequest{}, 0, err
 	}
 	files, err := s.turnFiles(ctx, user, h.msgs, model.Capabilities.Vision)
 	if err != nil {
 		return llm.ChatRequest{}, 0, err
+	}
+	if pending != nil && len(pending.files) > 0 {
+		if files == nil {
+			files = map[ids.MessageID][]turnFile{}
+		}
+		for _, a := range pending.files {
+			f, err := s.turnFile(a, model.Capabilities.Vision)
+			if err != nil {
+				return llm.ChatRequest{}, 0, err
+			}
+			files[pendingID] = append(files[pendingID], f)
+		}
 	}
 	return buildRequest(chat, model, instancePrompt, h.msgs, cont, files), h.omitted, nil
 }
@@ -684,26 +707,29 @@ type turnFile struct {
 
 // checkFiles checks the attachments of one turn before anything changes:
 // each must be the user's own (binding checks again, in the transaction
-// that inserts the message), and there may not be too many.
-func (s *Service) checkFiles(ctx context.Context, user ids.UserID, list []ids.AttachmentID, msg ids.MessageID) error {
+// that inserts the message), and there may not be too many. It returns
+// their rows, in the order given.
+func (s *Service) checkFiles(ctx context.Context, user ids.UserID, list []ids.AttachmentID, msg ids.MessageID) ([]store.Attachment, error) {
 	seen := map[ids.AttachmentID]bool{}
+	var out []store.Attachment
 	for _, id := range list {
 		a, err := s.db.AttachmentByID(ctx, user, id)
 		if err == nil && a.MessageID != nil && *a.MessageID != msg {
 			err = fmt.Errorf("attachment %d was sent with another message: %w", id, store.ErrNotFound)
 		}
 		if err != nil {
-			return sendErr(err, "file", list)
+			return nil, sendErr(err, "file", list)
 		}
 		if seen[id] {
-			return apperr.New(apperr.Invalid, "the same file is attached twice")
+			return nil, apperr.New(apperr.Invalid, "the same file is attached twice")
 		}
 		seen[id] = true
+		out = append(out, a)
 	}
 	if len(list) > s.maxFiles {
-		return apperr.New(apperr.Invalid, "a message can carry at most %d files", s.maxFiles)
+		return nil, apperr.New(apperr.Invalid, "a message can carry at most %d files", s.maxFiles)
 	}
-	return nil
+	return out, nil
 }
 
 // sendErr maps a store error of a send or edit with attachments: an id
@@ -720,7 +746,7 @@ func sendErr(err error, what string, list []ids.AttachmentID) error {
 func (s *Service) turnFiles(ctx context.Context, user ids.UserID, path []store.Message, vision bool) (map[ids.MessageID][]turnFile, error) {
 	var msgs []ids.MessageID
 	for _, m := range path {
-		if m.Role == store.RoleUser {
+		if m.Role == store.RoleUser && m.ID != pendingID {
 			msgs = append(msgs, m.ID)
 		}
 	}
@@ -734,19 +760,30 @@ func (s *Service) turnFiles(ctx context.Context, user ids.UserID, path []store.M
 	out := map[ids.MessageID][]turnFile{}
 	for id, list := range by {
 		for _, a := range list {
-			f := turnFile{Attachment: a}
-			if a.Kind == "image" && vision {
-				if s.readFile == nil {
-					return nil, apperr.New(apperr.Unavailable, "images cannot be sent from here")
-				}
-				if f.Data, err = s.readFile(a.StorageName); err != nil {
-					return nil, apperr.Wrap(apperr.KindOf(err), err, "the image %s cannot be read", a.DisplayName)
-				}
+			f, err := s.turnFile(a, vision)
+			if err != nil {
+				return nil, err
 			}
 			out[id] = append(out[id], f)
 		}
 	}
 	return out, nil
+}
+
+// turnFile is attachment a as a request carries it: with its bytes when it
+// is an image going to a vision model.
+func (s *Service) turnFile(a store.Attachment, vision bool) (turnFile, error) {
+	f := turnFile{Attachment: a}
+	if a.Kind == "image" && vision {
+		if s.readFile == nil {
+			return turnFile{}, apperr.New(apperr.Unavailable, "images cannot be sent from here")
+		}
+		var err error
+		if f.Data, err = s.readFile(a.StorageName); err != nil {
+			return turnFile{}, apperr.Wrap(apperr.KindOf(err), err, "the image %s cannot be read", a.DisplayName)
+		}
+	}
+	return f, nil
 }
 
 // userTurn builds a user message with attachments.

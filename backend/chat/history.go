@@ -94,6 +94,33 @@ func cost(e store.PathEntry, vision bool) (tok, bytes int64) {
 	return tok, bytes
 }
 
+// newTurn is Send's user turn before it is stored: its request is built
+// first, so that the turn and the reply row are written in one transaction
+// and a turn that cannot fit is refused with nothing stored.
+type newTurn struct {
+	content string
+	files   []store.Attachment
+}
+
+// pendingID stands for the newTurn in a built history (no stored message
+// has id 0).
+const pendingID ids.MessageID = 0
+
+// entry describes the turn as WalkPath describes a stored one.
+func (n *newTurn) entry() store.PathEntry {
+	e := store.PathEntry{ID: pendingID, Role: store.RoleUser, Status: store.StatusFinal, Bytes: int64(len(n.content))}
+	for _, a := range n.files {
+		if a.Kind == "image" {
+			e.Images++
+			e.ImageBytes += a.Size
+			e.ImagePixels += int64(a.Width) * int64(a.Height)
+		} else {
+			e.DocBytes += int64(len(a.Text))
+		}
+	}
+	return e
+}
+
 // history is the part of a chat's path a request carries.
 type history struct {
 	msgs    []store.Message // oldest first
@@ -105,7 +132,11 @@ type history struct {
 // not; the rest are counted, not read. The newest message must fit: if it
 // does not, the error says so. The kept history starts with a user turn
 // (chat templates expect one first).
-func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids.ChatID, from ids.MessageID, b budget, vision bool) (history, error) {
+//
+// pending, if set, is a turn not stored yet that comes after the path: it
+// is the newest, and the history ends with it (its id is pendingID). A new
+// chat (chatID 0) has no path.
+func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids.ChatID, from ids.MessageID, b budget, vision bool, pending *newTurn) (history, error) {
 	var (
 		keep           []ids.MessageID // newest first
 		roles          []store.Role
@@ -113,7 +144,7 @@ func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids
 		stop           ids.MessageID // the first message left out
 		tooBig         error
 	)
-	err := s.db.WalkPathFrom(ctx, user, chatID, from, func(e store.PathEntry) bool {
+	add := func(e store.PathEntry) bool {
 		if !sendable(e) {
 			return true
 		}
@@ -129,15 +160,22 @@ func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids
 		keep = append(keep, e.ID)
 		roles = append(roles, e.Role)
 		return true
-	})
-	if err != nil {
-		return history{}, storeErr(err, "chat")
+	}
+	more := true
+	if pending != nil {
+		more = add(pending.entry())
+	}
+	if more && chatID != 0 {
+		if err := s.db.WalkPathFrom(ctx, user, chatID, from, add); err != nil {
+			return history{}, storeErr(err, "chat")
+		}
 	}
 	if tooBig != nil {
 		return history{}, tooBig
 	}
 	var h history
 	if stop != 0 {
+		var err error
 		if h.omitted, err = s.db.CountTurns(ctx, user, chatID, stop); err != nil {
 			return history{}, err
 		}
@@ -149,8 +187,19 @@ func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids
 		}
 	}
 	slices.Reverse(keep)
-	if h.msgs, err = s.db.PathMessages(ctx, user, chatID, keep); err != nil {
-		return history{}, storeErr(err, "chat")
+	stored := keep
+	if pending != nil {
+		stored = keep[:len(keep)-1]
+	}
+	if len(stored) > 0 {
+		var err error
+		if h.msgs, err = s.db.PathMessages(ctx, user, chatID, stored); err != nil {
+			return history{}, storeErr(err, "chat")
+		}
+	}
+	if pending != nil {
+		h.msgs = append(h.msgs, store.Message{ID: pendingID, ChatID: chatID, Role: store.RoleUser,
+			Content: pending.content, Status: store.StatusFinal})
 	}
 	return h, nil
 }
@@ -172,9 +221,10 @@ func turnTooLarge(role store.Role, tok, by int64, b budget) error {
 
 func sizeMB(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
 
-// checkFits refuses, before anything is stored, a user turn whose text
+// checkFits refuses, before anything is stored, an edited turn whose text
 // alone cannot fit the model's context (its files are counted when the
-// request is built).
+// request is built, after the rewind). Send needs no such check: it builds
+// its request, files and all, before it stores anything.
 func (s *Service) checkFits(ctx context.Context, chat store.Chat, model store.Model, content string) error {
 	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
 	if err != nil {

@@ -148,37 +148,47 @@ func (db *DB) CreateChat(ctx context.Context, user ids.UserID, nc NewChat, first
 	var chat Chat
 	var msg Message
 	err = db.WriteTx(ctx, func(tx *sql.Tx) error {
-		if nc.FolderID != nil {
-			if err := ownsFolder(ctx, tx, user, *nc.FolderID); err != nil {
-				return err
-			}
-		}
-		if nc.ModelID != nil {
-			if err := canSeeModel(ctx, tx, user, *nc.ModelID); err != nil {
-				return err
-			}
-		}
 		now := nowMillis()
-		res, err := tx.ExecContext(ctx, `
-			INSERT INTO chats (user_id, folder_id, title, title_auto, model_id, params, system_prompt, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			user, nullable(nc.FolderID), nc.Title, nc.Title == "", nullable(nc.ModelID), params, nc.SystemPrompt, now, now)
+		id, err := insertChat(ctx, tx, user, nc, params, nc.Title, nc.Title == "", now)
 		if err != nil {
-			return fmt.Errorf("insert chat: %w", err)
-		}
-		id, _ := res.LastInsertId()
-		if msg, err = insertMessage(ctx, tx, user, ids.ChatID(id), first, now); err != nil {
 			return err
 		}
-		chat, err = chatByID(ctx, tx, user, ids.ChatID(id))
+		if msg, err = insertMessage(ctx, tx, user, id, first, now); err != nil {
+			return err
+		}
+		chat, err = chatByID(ctx, tx, user, id)
 		return err
 	})
 	return chat, msg, err
 }
 
+// insertChat inserts a chat for user after checking that its folder and
+// model are ones user may use.
+func insertChat(ctx context.Context, tx *sql.Tx, user ids.UserID, nc NewChat, params, title string, titleAuto bool, now int64) (ids.ChatID, error) {
+	if nc.FolderID != nil {
+		if err := ownsFolder(ctx, tx, user, *nc.FolderID); err != nil {
+			return 0, err
+		}
+	}
+	if nc.ModelID != nil {
+		if err := canSeeModel(ctx, tx, user, *nc.ModelID); err != nil {
+			return 0, err
+		}
+	}
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO chats (user_id, folder_id, title, title_auto, model_id, params, system_prompt, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		user, nullable(nc.FolderID), title, titleAuto, nullable(nc.ModelID), params, nc.SystemPrompt, now, now)
+	if err != nil {
+		return 0, fmt.Errorf("insert chat: %w", err)
+	}
+	id, _ := res.LastInsertId()
+	return ids.ChatID(id), nil
+}
+
 // ChatByID reads one of user's chats, trashed or not.
 func (db *DB) ChatByID(ctx context.Context, user ids.UserID, id ids.ChatID) (Chat, error) {
-	return chatByID(ctx, db.r, user, id)
+	return chatByID(ctx, prepared{db}, user, id)
 }
 
 // ListChats returns user's chats that are not in the trash, pinned first,

@@ -184,7 +184,7 @@ func (db *DB) ListConnections(ctx context.Context, user ids.UserID) ([]Connectio
 
 // ConnectionByID reads one connection that user may use.
 func (db *DB) ConnectionByID(ctx context.Context, user ids.UserID, id ids.ConnectionID) (Connection, error) {
-	c, err := scanConnection(db.r.QueryRowContext(ctx, `
+	c, err := scanConnection(prepared{db}.QueryRowContext(ctx, `
 		SELECT `+connectionColumns+` FROM connections
 		WHERE id = ? AND (owner_id IS NULL OR owner_id = ?)`, id, user))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -53,6 +53,30 @@ func (db *DB) readStmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// prepared is the read pool through statements prepared once (readStmt).
+// The reads every send makes (the chat, its model and connection, its
+// path) go through it: SQLite's parser cost more than those queries. Only
+// constant query strings may go through it: each one stays prepared.
+type prepared struct{ db *DB }
+
+// QueryRowContext runs q as a prepared statement.
+func (p prepared) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := p.db.readStmt(ctx, q)
+	if err != nil {
+		return p.db.r.QueryRowContext(ctx, q, args...) // the Row carries the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// QueryContext runs q as a prepared statement.
+func (p prepared) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := p.db.readStmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 var pragmas = []string{
 	"busy_timeout(5000)",
 	"journal_mode(WAL)",

@@ -44,18 +44,18 @@ func (db *DB) WalkPath(ctx context.Context, user ids.UserID, chat ids.ChatID, fn
 // messages after from are deleted (Regenerate builds its request before it
 // deletes the old reply).
 func (db *DB) WalkPathFrom(ctx context.Context, user ids.UserID, chat ids.ChatID, from ids.MessageID, fn func(PathEntry) bool) error {
-	if err := ownsChat(ctx, db.r, user, chat); err != nil {
+	if err := ownsChat(ctx, prepared{db}, user, chat); err != nil {
 		return err
 	}
 	var next sql.NullInt64
 	var err error
 	if from == 0 {
-		err = db.r.QueryRowContext(ctx, `SELECT id FROM messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1`, chat).Scan(&next)
+		err = prepared{db}.QueryRowContext(ctx, `SELECT id FROM messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1`, chat).Scan(&next)
 		if err == sql.ErrNoRows {
 			return nil
 		}
 	} else {
-		err = db.r.QueryRowContext(ctx, `SELECT id FROM messages WHERE id = ? AND chat_id = ?`, from, chat).Scan(&next)
+		err = prepared{db}.QueryRowContext(ctx, `SELECT id FROM messages WHERE id = ? AND chat_id = ?`, from, chat).Scan(&next)
 		if err == sql.ErrNoRows {
 			return fmt.Errorf("message %d of chat %d: %w", from, chat, ErrNotFound)
 		}
@@ -66,7 +66,7 @@ func (db *DB) WalkPathFrom(ctx context.Context, user ids.UserID, chat ids.ChatID
 	for next.Valid {
 		batch := make([]PathEntry, 0, walkBatch)
 		var parent sql.NullInt64
-		rows, err := db.r.QueryContext(ctx, `
+		rows, err := prepared{db}.QueryContext(ctx, `
 			WITH RECURSIVE path(id, depth) AS (
 				SELECT ?, 0
 				UNION ALL
@@ -116,11 +116,11 @@ func (db *DB) WalkPathFrom(ctx context.Context, user ids.UserID, chat ids.ChatID
 // are not streaming and have content. It counts in the database, so a long
 // chat costs no memory here.
 func (db *DB) CountTurns(ctx context.Context, user ids.UserID, chat ids.ChatID, from ids.MessageID) (int, error) {
-	if err := ownsChat(ctx, db.r, user, chat); err != nil {
+	if err := ownsChat(ctx, prepared{db}, user, chat); err != nil {
 		return 0, err
 	}
 	var n int
-	err := db.r.QueryRowContext(ctx, `
+	err := prepared{db}.QueryRowContext(ctx, `
 		WITH RECURSIVE path(id) AS (
 			SELECT id FROM messages WHERE id = ? AND chat_id = ?
 			UNION ALL
@@ -139,14 +139,14 @@ func (db *DB) CountTurns(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 // PathMessages returns the chat's messages with the given ids, oldest
 // first, with their content and without reasoning (as ChatPath).
 func (db *DB) PathMessages(ctx context.Context, user ids.UserID, chat ids.ChatID, list []ids.MessageID) ([]Message, error) {
-	if err := ownsChat(ctx, db.r, user, chat); err != nil {
+	if err := ownsChat(ctx, prepared{db}, user, chat); err != nil {
 		return nil, err
 	}
 	if len(list) == 0 {
 		return nil, nil
 	}
 	b, _ := json.Marshal(list)
-	rows, err := db.r.QueryContext(ctx, `
+	rows, err := prepared{db}.QueryContext(ctx, `
 		SELECT m.id, m.chat_id, m.parent_id, m.role, m.content, '', m.status, m.error,
 			m.model_label, m.metrics, m.created_at, m.updated_at
 		FROM messages m

@@ -188,6 +188,91 @@ func (db *DB) AddMessage(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 	return out, err
 }
 
+// Turn is one send as AddTurn writes it: the user's turn and the reply row
+// its answer streams into.
+type Turn struct {
+	// Chat is the chat as the caller read it. ID 0 creates it from New,
+	// titled Title for now (automatic titles stay on).
+	Chat  Chat
+	New   NewChat
+	Title string
+	// Model, when set, becomes an existing chat's model.
+	Model *ids.ModelID
+	User  Message
+	Reply Message
+}
+
+// AddTurn writes one send in a single transaction, so that a send is stored
+// whole or not at all: the chat (created, or checked to be user's and out
+// of the trash, then given Model and its draft cleared), the user's turn
+// with its attachments bound, and the reply row after it.
+//
+// It returns the chat as written and the two messages. Only a chat it
+// creates is read back: an existing one is t.Chat with what was written
+// here changed (model, draft, updated_at, last status).
+func (db *DB) AddTurn(ctx context.Context, user ids.UserID, t Turn) (Chat, Message, Message, error) {
+	chat := t.Chat
+	created := chat.ID == 0
+	var um, rm Message
+	err := db.WriteTx(ctx, func(tx *sql.Tx) error {
+		now := nowMillis()
+		var err error
+		if created {
+			params, err := jsonText(t.New.Params)
+			if err != nil {
+				return err
+			}
+			if chat.ID, err = insertChat(ctx, tx, user, t.New, params, t.Title, true, now); err != nil {
+				return err
+			}
+		} else {
+			var trashed bool
+			err := tx.QueryRowContext(ctx, `SELECT deleted_at IS NOT NULL FROM chats WHERE id = ? AND user_id = ?`,
+				chat.ID, user).Scan(&trashed)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("chat %d: %w", chat.ID, ErrNotFound)
+			}
+			if err != nil {
+				return fmt.Errorf("read chat %d: %w", chat.ID, err)
+			}
+			if trashed {
+				return fmt.Errorf("chat %d is in the trash: %w", chat.ID, ErrConflict)
+			}
+			set, args := `draft = ''`, []any{}
+			if t.Model != nil {
+				if err := canSeeModel(ctx, tx, user, *t.Model); err != nil {
+					return err
+				}
+				set, args = set+`, model_id = ?`, append(args, *t.Model)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE chats SET `+set+` WHERE id = ?`, append(args, chat.ID)...); err != nil {
+				return fmt.Errorf("update chat %d: %w", chat.ID, err)
+			}
+		}
+		if um, err = insertMessage(ctx, tx, user, chat.ID, t.User, now); err != nil {
+			return err
+		}
+		if rm, err = insertMessage(ctx, tx, user, chat.ID, t.Reply, now); err != nil {
+			return err
+		}
+		if created {
+			chat, err = chatByID(ctx, tx, user, chat.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return t.Chat, Message{}, Message{}, err
+	}
+	if !created {
+		chat.Draft, chat.UpdatedAt, chat.LastStatus = "", rm.UpdatedAt, rm.Status
+		if t.Model != nil {
+			m := *t.Model
+			chat.ModelID = &m
+		}
+	}
+	return chat, um, rm, nil
+}
+
 // MessageByID reads one message of user's chats.
 func (db *DB) MessageByID(ctx context.Context, user ids.UserID, id ids.MessageID) (Message, error) {
 	m, err := scanMessage(db.r.QueryRowContext(ctx, `

@@ -242,3 +242,82 @@ func TestInterruptStreaming(t *testing.T) {
 	}
 	ftsIntegrity(t, db)
 }
+
+// AddTurn writes a send whole or not at all: a new chat comes with its
+// provisional (still automatic) title, the turn and the reply row after
+// it; a chat of someone else's, one in the trash or a model the user may
+// not see refuses the whole send, leaving the chat as it was.
+func TestAddTurnIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	db := syncedTemp(t)
+	frodo, sam := addUser(t, db, "frodo"), addUser(t, db, "sam")
+	turn := Turn{Title: "Hello the…", User: Message{Role: RoleUser, Content: "Hello there"},
+		Reply: Message{Role: RoleAssistant, Status: StatusStreaming}}
+	chat, um, rm, err := db.AddTurn(ctx, frodo, turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chat.ID == 0 || chat.Title != "Hello the…" || !chat.TitleAuto || chat.LastStatus != StatusStreaming {
+		t.Errorf("new chat %+v", chat)
+	}
+	if rm.ParentID == nil || *rm.ParentID != um.ID || um.ChatID != chat.ID {
+		t.Errorf("turn %+v, reply %+v", um, rm)
+	}
+
+	draft := "half a thought"
+	if chat, err = db.UpdateChat(ctx, frodo, chat.ID, ChatPatch{Draft: &draft}); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		if err := db.Read().QueryRow(`SELECT COUNT(*) FROM messages`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	unseen := ids.ModelID(99)
+	turn.Chat = chat
+	for name, try := range map[string]func() error{
+		"another's chat": func() error { _, _, _, err := db.AddTurn(ctx, sam, turn); return err },
+		"a hidden model": func() error {
+			t := turn
+			t.Model = &unseen
+			_, _, _, err := db.AddTurn(ctx, frodo, t)
+			return err
+		},
+		"a trashed chat": func() error {
+			if err := db.TrashChat(ctx, frodo, chat.ID); err != nil {
+				return err
+			}
+			defer db.RestoreChat(ctx, frodo, chat.ID)
+			_, _, _, err := db.AddTurn(ctx, frodo, turn)
+			if !errors.Is(err, ErrConflict) {
+				return fmt.Errorf("want ErrConflict: %w", err)
+			}
+			return err
+		},
+	} {
+		if err := try(); err == nil {
+			t.Errorf("%s: the turn was added", name)
+		}
+		got, err := db.ChatByID(ctx, frodo, chat.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := count(); n != before || got.Draft != draft || got.UpdatedAt != chat.UpdatedAt {
+			t.Errorf("%s: %d messages (want %d), draft %q, updated_at %d (want %d)", name, n, before, got.Draft, got.UpdatedAt, chat.UpdatedAt)
+		}
+	}
+
+	next, um2, rm2, err := db.AddTurn(ctx, frodo, turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := db.ChatByID(ctx, frodo, chat.ID)
+	if next.Draft != "" || stored.Draft != "" || next.UpdatedAt != stored.UpdatedAt || next.LastStatus != stored.LastStatus {
+		t.Errorf("returned %+v, stored %+v", next, stored)
+	}
+	if um2.ParentID == nil || *um2.ParentID != rm.ID || *rm2.ParentID != um2.ID {
+		t.Errorf("the second turn's parents: %v, %v", um2.ParentID, rm2.ParentID)
+	}
+}

@@ -306,7 +306,7 @@ func (db *DB) ListModels(ctx context.Context, user ids.UserID, f ModelFilter) ([
 
 // ModelByID reads one model that user may use.
 func (db *DB) ModelByID(ctx context.Context, user ids.UserID, id ids.ModelID) (Model, error) {
-	return modelByID(ctx, db.r, user, id)
+	return modelByID(ctx, prepared{db}, user, id)
 }
 
 func modelByID(ctx context.Context, q queryRower, user ids.UserID, id ids.ModelID) (Model, error) {

@@ -10,7 +10,7 @@ import (
 // Setting reads one instance setting.
 func (db *DB) Setting(ctx context.Context, key string) (string, bool, error) {
 	var v string
-	err := db.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	err := prepared{db}.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
