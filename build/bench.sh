@@ -55,6 +55,7 @@ echo "figure upload_peak_rss_4_worst_images_mb $(median WorstCaseImages peak_rss
 echo "figure long_chat_open_ratio $(median LongChatOpen long_chat_open_ratio) x"
 echo "figure page_ready_ms $(median PageReady page_ready_ms) ms"
 echo "figure page_ready_cold_ms $(median PageReady cold_ms) ms"
+echo "figure page_modules_ms $(median PageReady modules_ms) ms"
 echo "figure page_requests $(median PageReady page_requests)"
 echo "figure desktop_start_ms $(median DesktopStart ms/start) ms"
 echo "figure desktop_pss_mb $(median DesktopMemory total_start_mb) MB"
