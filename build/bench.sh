@@ -10,6 +10,11 @@ go test -run '^$' -bench . -benchmem -count 3 \
 # Opening a 2,000-message chat against a 20-message one, in Chromium against
 # the real server (skipped without Chromium, so its figure reads n/a).
 go test -run '^$' -bench LongChatOpen -count 3 ./tests/e2e | tee -a "$out"
+# A reload to a usable app (chat list, models, enabled composer) in Chromium
+# against the real server: median of five reloads with a warm cache (and,
+# as cold_ms in the log, with the cache emptied), and the first load's
+# request count.
+go test -run '^$' -bench PageReady -benchtime 1x -count 3 ./tests/e2e | tee -a "$out"
 
 # The desktop app under Xvfb (skipped without it, so its figures read n/a):
 # from exec to the window drawing the last chat's messages, three starts per
@@ -49,6 +54,10 @@ echo "figure search_p95_ms_100k $(median Search100k p95_ms) ms"
 echo "figure search_speedup_vs_like $(median Search100k speedup_vs_like) x"
 echo "figure upload_peak_rss_4_worst_images_mb $(median WorstCaseImages peak_rss_mb) MB"
 echo "figure long_chat_open_ratio $(median LongChatOpen long_chat_open_ratio) x"
+echo "figure page_ready_ms $(median PageReady page_ready_ms) ms"
+echo "figure page_ready_cold_ms $(median PageReady cold_ms) ms"
+echo "figure page_modules_ms $(median PageReady modules_ms) ms"
+echo "figure page_requests $(median PageReady page_requests)"
 echo "figure desktop_start_ms $(median DesktopStart ms/start) ms"
 echo "figure desktop_pss_mb $(median DesktopMemory total_start_mb) MB"
 echo "figure desktop_pss_app_mb $(median DesktopMemory app_start_mb) MB"

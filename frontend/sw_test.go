@@ -2,9 +2,7 @@ package frontend
 
 import (
 	"io/fs"
-	"path"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -25,32 +23,16 @@ func TestServiceWorkerCachesTheWholeModuleGraph(t *testing.T) {
 	for _, q := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(m[1], -1) {
 		listed[string(q[1])] = true
 	}
-	imp := regexp.MustCompile(`(?m)^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'`)
-	seen := map[string]bool{}
-	var walk func(p string)
-	walk = func(p string) {
-		if seen[p] {
-			return
-		}
-		seen[p] = true
+	graph, err := ModuleGraph(FS(), "js/main.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range graph {
 		if !listed["/"+p] {
 			t.Errorf("sw.js does not cache /%s, which the app imports", p)
 		}
-		b, err := fs.ReadFile(FS(), p)
-		if err != nil {
-			t.Errorf("%s: %v", p, err)
-			return
-		}
-		for _, m := range imp.FindAllStringSubmatch(string(b), -1) {
-			spec := m[1] + m[2]
-			if !strings.HasPrefix(spec, ".") {
-				continue
-			}
-			walk(path.Clean(path.Join(path.Dir(p), spec)))
-		}
 	}
-	walk("js/main.js")
-	if len(seen) < 10 {
-		t.Fatalf("found only %d modules; the import pattern is broken", len(seen))
+	if len(graph) < 10 {
+		t.Fatalf("found only %d modules; the import pattern is broken", len(graph))
 	}
 }

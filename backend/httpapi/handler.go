@@ -12,18 +12,22 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/frontend"
 )
 
 // MaxCallBody bounds a facade call's JSON arguments: well above the longest
@@ -343,11 +347,47 @@ func (h *handler) loadStatic() error {
 			if h.opt.Desktop {
 				b = bytes.Replace(b, transportMeta, []byte(`<meta name="lembas-transport" content="desktop">`), 1)
 			}
+			if b, err = preloadModules(h.opt.Files, b); err != nil {
+				return err
+			}
 		}
 		sum := sha256.Sum256(b)
 		h.static["/"+p] = staticFile{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: contentType(p)}
 		return nil
 	})
+}
+
+// moduleScript is index.html's entry module; preloadModules puts the links
+// before it.
+var moduleScript = regexp.MustCompile(`<script type="module" src="([^"]+)"></script>`)
+
+// preloadModules adds to index.html a <link rel="modulepreload"> for every
+// module its entry module loads by static import, so that the browser
+// fetches the whole graph at once: without them it learns each import only
+// once the module naming it has arrived, one round trip per level of
+// imports. The list is computed here, at start, from the files being
+// served, so it cannot go stale. The links are same-origin, which the
+// CSP's script-src 'self' allows; Wails inserts its scripts at the start
+// of <head> and leaves these alone. An index.html without a module script
+// gets none.
+func preloadModules(files fs.FS, index []byte) ([]byte, error) {
+	m := moduleScript.FindSubmatchIndex(index)
+	if m == nil {
+		return index, nil
+	}
+	entry := string(index[m[2]:m[3]])
+	graph, err := frontend.ModuleGraph(files, entry)
+	if err != nil {
+		return nil, fmt.Errorf("index.html: %w", err)
+	}
+	var links bytes.Buffer
+	for _, p := range graph[1:] {
+		fmt.Fprintf(&links, "<link rel=\"modulepreload\" href=\"%s\">\n  ", html.EscapeString(p))
+	}
+	out := make([]byte, 0, len(index)+links.Len())
+	out = append(out, index[:m[0]]...)
+	out = append(out, links.Bytes()...)
+	return append(out, index[m[0]:]...), nil
 }
 
 func contentType(p string) string {

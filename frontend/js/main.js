@@ -9,7 +9,7 @@ import { html, render, useState, useEffect, useCallback } from '../vendor/htm-pr
 import { call, on, openExternal, isDesktop, connection, onConnection } from './transport.js';
 import { useRoute, navigate, hrefs, replaceRoute } from './router.js';
 import {
-  getState, subscribe, refreshAll, refreshChats, refreshFolders, refreshModels, refreshConnections, markStreaming, chatSummary,
+  getState, subscribe, refreshAll, refreshChats, markStreaming, chatSummary,
 } from './store.js';
 import { routeFrame } from './frames.js';
 import { notifyReply } from './notify.js';
@@ -293,10 +293,6 @@ function App() {
       },
       (err) => console.warn('lembas: could not read preferences:', err.message),
     );
-    refreshChats();
-    refreshFolders();
-    refreshModels();
-    refreshConnections();
   }, []);
 
   // Prefs.Set tells the caller's other windows; follow their theme changes.
@@ -419,6 +415,11 @@ function startApp() {
         .catch((err) => console.error('lembas: self-test failed to run:', err));
     }
   }, () => {});
+
+  // The lists are asked for before the first render, not from its
+  // effects: they are then on their way while the shell draws (tens of
+  // milliseconds of script on a busy machine), not after it.
+  refreshAll();
 
   root.textContent = '';
   render(html`<${App} />`, root);
