@@ -57,6 +57,29 @@ func (f *frameLog) settled(t *testing.T) []generation.Frame {
 	return nil
 }
 
+// settledFor waits until the newest frame of message id has the status
+// its row was stored with, then returns that message's frames. A test that
+// follows more than one reply needs it: settled alone may still see the
+// previous reply's final frame, delivered before this reply's first one.
+func (f *frameLog) settledFor(t *testing.T, id ids.MessageID, status store.Status) []generation.Frame {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var mine []generation.Frame
+		for _, fr := range f.all() {
+			if fr.MessageID == id {
+				mine = append(mine, fr)
+			}
+		}
+		if n := len(mine); n > 0 && mine[n-1].Status == status {
+			return mine
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("the final frame of message %d (%s) never reached the follower", id, status)
+	return nil
+}
+
 func (f *frameLog) all() []generation.Frame {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -135,7 +135,7 @@ func (e *env) checkNewestSent(id ids.ChatID, turns []string, budget int, nudge s
 	if metrics.OmittedTurns != len(turns)-want {
 		t.Errorf("omittedTurns %d, want %d (metrics %s)", metrics.OmittedTurns, len(turns)-want, reply.Metrics)
 	}
-	frames := e.frames.settled(t)
+	frames := e.frames.settledFor(t, reply.ID, reply.Status)
 	if f := frames[len(frames)-1]; f.Metrics == nil || f.Metrics.OmittedTurns != len(turns)-want {
 		t.Errorf("final frame metrics %+v", f.Metrics)
 	}
