@@ -747,3 +747,55 @@ func TestUpstreamErrorMidStream(t *testing.T) {
 		t.Errorf("snapshot error %q", fr.Error)
 	}
 }
+
+// panicOnce is a bus whose first streaming frame panics, as a broken
+// transport might.
+type panicOnce struct {
+	events.Publisher
+	n atomic.Int64
+}
+
+func (p *panicOnce) Publish(ev events.Event) {
+	if f, ok := ev.Data.(Frame); ok && f.Status == StatusStreaming && p.n.Add(1) == 1 {
+		panic("injected: a follower's transport failed")
+	}
+	p.Publisher.Publish(ev)
+}
+
+// A panic while sending a frame stops the frames, not the reply: it used
+// to leave the reply's lock held, so the next delta waited forever and the
+// reply never ended (nor did Live or Shutdown).
+func TestPanicInAFrameDoesNotStallTheReply(t *testing.T) {
+	e := newReplyEnv(t, nil)
+	p := &panicOnce{Publisher: e.bus}
+	e.gen.bus = p
+	rest := make(chan struct{})
+	a := e.follow(t, e.chat, 0)
+	e.llm.Enqueue(hold(fakellm.NewStream().Content("Start. ", "More ", "and more.").Reply(), 1, rest))
+	if err := e.gen.Start(e.job(e.chat, e.msg)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the first frame has failed", func() bool { return p.n.Load() >= 1 })
+	close(rest)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.gen.Wait(ctx, e.chat); err != nil {
+		t.Fatalf("the reply did not end: %v", err)
+	}
+	if m := e.row(t); m.Status != StatusFinal || m.Content != "Start. More and more." {
+		t.Errorf("row is %s with %q", m.Status, m.Content)
+	}
+	// The frame that failed leaves a gap in seq, which sends a follower to
+	// Live (frames.js); the final frame still comes.
+	var final Frame
+	for ev := range a.sub.C() {
+		if f := ev.Data.(Frame); f.Status != StatusStreaming {
+			final = f
+			break
+		}
+	}
+	live, _ := e.gen.Live(e.user, e.chat)
+	if want := render.New().Markdown("Start. More and more."); final.Full != want || live.Full != want || final.Status != StatusFinal {
+		t.Errorf("final frame %s %q, snapshot %q, want %q", final.Status, final.Full, live.Full, want)
+	}
+}
