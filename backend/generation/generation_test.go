@@ -84,8 +84,33 @@ func newReplyEnvOpt(t *testing.T, fail func(e *replyEnv) bool, log *slog.Logger,
 	e.dir = dir
 	e.bus = events.NewBus()
 	e.gen = New(db, e.bus, render.New(), log, opt)
+	// watch sees every frame, so each write of a final row can check that
+	// its final frame has not been sent yet: a follower seeing it reloads
+	// the message, which must be final by then.
+	watch := e.bus.Subscribe(int64(e.user), 1<<14)
+	var watchMu sync.Mutex
+	framed := map[ids.MessageID]bool{}
+	frameFirst := func(id ids.MessageID) bool {
+		watchMu.Lock()
+		defer watchMu.Unlock()
+		for len(watch.C()) > 0 {
+			if f, ok := (<-watch.C()).Data.(Frame); ok && f.Status != StatusStreaming {
+				framed[f.MessageID] = true
+			}
+		}
+		return framed[id]
+	}
+	t.Cleanup(func() {
+		if watch.Dropped() {
+			t.Error("the frame watch fell behind")
+		}
+		watch.Close()
+	})
 	e.gen.write = func(ctx context.Context, ups []store.MessageUpdate) ([]ids.MessageID, error) {
 		final := len(ups) == 1 && ups[0].Status != StatusStreaming
+		if final && frameFirst(ups[0].ID) {
+			t.Errorf("message %d: the final frame was sent before the final row was written", ups[0].ID)
+		}
 		if fail != nil && fail(e) {
 			if final {
 				e.failed.Add(1)
@@ -708,11 +733,15 @@ func TestShutdownInterruptsRunningReplies(t *testing.T) {
 	if err := e.gen.Start(e.job(c2, m2)); apperr.KindOf(err) != apperr.Unavailable {
 		t.Errorf("Start after Shutdown: %v", err)
 	}
-	var left []string
-	poll(t, "no goroutine of the service or the endpoint's handlers is left", func() bool {
-		left = stacks(append(serviceFuncs, handlerWaiting, "backend/llm.(*Client)")...)
-		return len(left) == 0
-	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		left := stacks(append(serviceFuncs, handlerWaiting, "backend/llm.(*Client)")...)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines left after Shutdown:\n%s", strings.Join(left, "\n\n"))
+		}
+	}
 }
 
 // An endpoint that fails mid-stream ends the reply as an error with what
