@@ -361,18 +361,30 @@ func (s *Service) frames(g *gen) {
 			}
 		}
 		last = time.Now()
-		g.mu.Lock()
-		if g.finished {
-			g.mu.Unlock()
+		if !s.sendFrame(g) {
 			return
 		}
-		// Publish under the lock, so a frame can never overtake the final
-		// one (Publish does not block).
-		if f, ok := g.nextFrame(); ok {
-			s.bus.Publish(events.Event{Topic: Topic, UserID: int64(g.job.User), Data: f})
-		}
-		g.mu.Unlock()
 	}
+}
+
+// sendFrame publishes the reply's next frame, if anything changed, and
+// reports false once the reply has finished. The lock is released by a
+// defer: a panic while rendering or publishing must not leave it held, or
+// the reply, the checkpoint writer (which holds the service's lock while
+// it waits for the reply's) and with it every other reply would wait
+// forever.
+func (s *Service) sendFrame(g *gen) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.finished {
+		return false
+	}
+	// Publish under the lock, so a frame can never overtake the final
+	// one (Publish does not block).
+	if f, ok := g.nextFrame(); ok {
+		s.bus.Publish(events.Event{Topic: Topic, UserID: int64(g.job.User), Data: f})
+	}
+	return true
 }
 
 // nextFrame builds the frame of everything since the last one, or reports
