@@ -144,7 +144,8 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 	if err != nil {
 		return Turn{}, err
 	}
-	if err := s.checkFiles(ctx, user, in.Attachments, 0); err != nil {
+	files, err := s.checkFiles(ctx, user, in.Attachments, 0)
+	if err != nil {
 		return Turn{}, err
 	}
 	var chat store.Chat
@@ -165,7 +166,7 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 			}
 			nc.Params = *in.Params
 		}
-		if err := s.checkFits(ctx, store.Chat{SystemPrompt: nc.SystemPrompt, Params: nc.Params}, model, content); err != nil {
+		if err := s.checkFits(ctx, store.Chat{SystemPrompt: nc.SystemPrompt, Params: nc.Params}, model, content, files); err != nil {
 			return Turn{}, err
 		}
 		chat, userMsg, err = s.db.CreateChat(ctx, user, nc,
@@ -199,7 +200,7 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		}
 		if chat.ModelID != nil {
 			if model, err := s.db.ModelByID(ctx, user, *chat.ModelID); err == nil {
-				if err := s.checkFits(ctx, chat, model, content); err != nil {
+				if err := s.checkFits(ctx, chat, model, content, files); err != nil {
 					return Turn{}, err
 				}
 			}
@@ -302,7 +303,8 @@ func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.Chat
 // attachments, when not nil, become the turn's attachments: its own that are
 // listed stay, the caller's unsent uploads are added, the rest are dropped.
 func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID, content string, attachments []ids.AttachmentID) (Turn, error) {
-	if err := s.checkFiles(ctx, user, attachments, msgID); err != nil {
+	files, err := s.checkFiles(ctx, user, attachments, msgID)
+	if err != nil {
 		return Turn{}, err
 	}
 	m, err := s.db.MessageByID(ctx, user, msgID)
@@ -312,15 +314,14 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if m.Role != store.RoleUser {
 		return Turn{}, apperr.New(apperr.Invalid, "only your own turns can be edited")
 	}
-	files := len(attachments)
 	if attachments == nil {
 		have, err := s.db.AttachmentsOf(ctx, user, []ids.MessageID{m.ID})
 		if err != nil {
 			return Turn{}, err
 		}
-		files = len(have[m.ID])
+		files = have[m.ID]
 	}
-	content, err = checkContent(content, files)
+	content, err = checkContent(content, len(files))
 	if err != nil {
 		return Turn{}, err
 	}
@@ -332,7 +333,7 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if err != nil {
 		return Turn{}, err
 	}
-	if err := s.checkFits(ctx, tgt.chat, tgt.model, content); err != nil {
+	if err := s.checkFits(ctx, tgt.chat, tgt.model, content, files); err != nil {
 		return Turn{}, err
 	}
 	if attachments != nil {
@@ -684,26 +685,29 @@ type turnFile struct {
 
 // checkFiles checks the attachments of one turn before anything changes:
 // each must be the user's own (binding checks again, in the transaction
-// that inserts the message), and there may not be too many.
-func (s *Service) checkFiles(ctx context.Context, user ids.UserID, list []ids.AttachmentID, msg ids.MessageID) error {
+// that inserts the message), and there may not be too many. It returns
+// them, for the estimate of what the turn takes (checkFits).
+func (s *Service) checkFiles(ctx context.Context, user ids.UserID, list []ids.AttachmentID, msg ids.MessageID) ([]store.Attachment, error) {
 	seen := map[ids.AttachmentID]bool{}
+	var files []store.Attachment
 	for _, id := range list {
 		a, err := s.db.AttachmentByID(ctx, user, id)
 		if err == nil && a.MessageID != nil && *a.MessageID != msg {
 			err = fmt.Errorf("attachment %d was sent with another message: %w", id, store.ErrNotFound)
 		}
 		if err != nil {
-			return sendErr(err, "file", list)
+			return nil, sendErr(err, "file", list)
 		}
 		if seen[id] {
-			return apperr.New(apperr.Invalid, "the same file is attached twice")
+			return nil, apperr.New(apperr.Invalid, "the same file is attached twice")
 		}
 		seen[id] = true
+		files = append(files, a)
 	}
 	if len(list) > s.maxFiles {
-		return apperr.New(apperr.Invalid, "a message can carry at most %d files", s.maxFiles)
+		return nil, apperr.New(apperr.Invalid, "a message can carry at most %d files", s.maxFiles)
 	}
-	return nil
+	return files, nil
 }
 
 // sendErr maps a store error of a send or edit with attachments: an id
