@@ -186,7 +186,7 @@ func process(ctx context.Context, name string, r io.Reader, lim Limits) (Result,
 	data, err := readLimited(r, lim.MaxBytes)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			return Result{}, apperr.New(apperr.Invalid, "%s is larger than the %s limit.", display, formatBytes(lim.MaxBytes))
+			return Result{}, TooLarge(name, lim)
 		}
 		return Result{}, fmt.Errorf("read upload %q: %w", display, err)
 	}
@@ -210,6 +210,13 @@ func process(ctx context.Context, name string, r io.Reader, lim Limits) (Result,
 }
 
 var errTooLarge = errors.New("upload too large")
+
+// TooLarge is the refusal of an upload named name that is larger than
+// lim.MaxBytes, for a caller that finds so before calling [Process].
+func TooLarge(name string, lim Limits) error {
+	lim = lim.withDefaults()
+	return apperr.New(apperr.Invalid, "%s is larger than the %s limit.", DisplayName(name), formatBytes(lim.MaxBytes))
+}
 
 // readLimited reads all of r, or fails with errTooLarge past max bytes.
 func readLimited(r io.Reader, max int64) ([]byte, error) {

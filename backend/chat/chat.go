@@ -320,7 +320,7 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if err != nil {
 		return Turn{}, err
 	}
-	if err := s.checkFits(ctx, tgt.chat, tgt.model, content); err != nil {
+	if err := s.checkFits(ctx, tgt.chat, tgt.model, content, files); err != nil {
 		return Turn{}, err
 	}
 	if attachments != nil {

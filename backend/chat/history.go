@@ -151,7 +151,7 @@ func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids
 		tok, by := cost(e, vision)
 		if (b.context > 0 && usedTok+tok > b.tokens) || usedB+by > MaxRequestBytes {
 			if len(keep) == 0 {
-				tooBig = turnTooLarge(e.Role, tok, by, b)
+				tooBig = turnTooLarge(e, tok, by, b, vision)
 			}
 			stop = e.ID
 			return false
@@ -204,36 +204,66 @@ func (s *Service) selectHistory(ctx context.Context, user ids.UserID, chatID ids
 	return h, nil
 }
 
-// turnTooLarge is the error for a newest turn that cannot fit on its own.
-func turnTooLarge(role store.Role, tok, by int64, b budget) error {
+// turnTooLarge is the error for a newest turn e that cannot fit on its
+// own (tok and by its cost), with the share of its files when it has any.
+func turnTooLarge(e store.PathEntry, tok, by int64, b budget, vision bool) error {
 	what := "This message"
-	if role == store.RoleAssistant {
+	if e.Role == store.RoleAssistant {
 		what = "The reply to continue"
 	}
+	bare := e
+	bare.DocBytes, bare.Images, bare.ImageBytes, bare.ImagePixels = 0, 0, 0, 0
+	textTok, textBy := cost(bare, vision)
 	if b.context > 0 && by <= MaxRequestBytes {
+		with := "with its files"
+		if tok > textTok {
+			with = fmt.Sprintf("%d of them its files", tok-textTok)
+		}
 		return apperr.New(apperr.Invalid,
-			"%s is too long for the model: about %d tokens with its files, and the model's context of %d tokens leaves %d once the reply and the system prompt have their room. Shorten it or attach less.",
-			what, tok, b.context, max(b.tokens, 0))
+			"%s is too long for the model: about %d tokens, %s, and the model's context of %d tokens leaves %d once the reply and the system prompt have their room. Shorten it or attach less.",
+			what, tok, with, b.context, max(b.tokens, 0))
 	}
-	return apperr.New(apperr.Invalid, "%s is too large to send: %s with its files; the limit is %s.",
-		what, sizeMB(by), sizeMB(MaxRequestBytes))
+	with := "with its files"
+	if by > textBy {
+		with = fmt.Sprintf("%s of it its files", sizeMB(by-textBy))
+	}
+	return apperr.New(apperr.Invalid, "%s is too large to send: %s, %s; the limit is %s.",
+		what, sizeMB(by), with, sizeMB(MaxRequestBytes))
 }
 
 func sizeMB(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
 
-// checkFits refuses, before anything is stored, an edited turn whose text
-// alone cannot fit the model's context (its files are counted when the
-// request is built, after the rewind). Send needs no such check: it builds
-// its request, files and all, before it stores anything.
-func (s *Service) checkFits(ctx context.Context, chat store.Chat, model store.Model, content string) error {
+// checkFits refuses, before anything is stored, a user turn whose text
+// and files (estimated as the request will count them, by fileEntry)
+// cannot fit the model's context on their own.
+func (s *Service) checkFits(ctx context.Context, chat store.Chat, model store.Model, content string, files []store.Attachment) error {
 	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
 	if err != nil {
 		return err
 	}
 	b := requestBudget(chat, model, firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt), false)
-	e := store.PathEntry{Role: store.RoleUser, Bytes: int64(len(content))}
-	if tok, by := cost(e, false); (b.context > 0 && tok > b.tokens) || by > MaxRequestBytes {
-		return turnTooLarge(store.RoleUser, tok, by, b)
+	e := fileEntry(files)
+	e.Role, e.Bytes = store.RoleUser, int64(len(content))
+	vision := model.Capabilities.Vision
+	if tok, by := cost(e, vision); (b.context > 0 && tok > b.tokens) || by > MaxRequestBytes {
+		return turnTooLarge(e, tok, by, b, vision)
 	}
 	return nil
+}
+
+// fileEntry is a path entry carrying files' sizes as the store's path walk
+// sums them (store.PathEntry): the text of documents, the stored size and
+// pixels of images.
+func fileEntry(files []store.Attachment) store.PathEntry {
+	var e store.PathEntry
+	for _, a := range files {
+		if a.Kind == "image" {
+			e.Images++
+			e.ImageBytes += a.Size
+			e.ImagePixels += int64(a.Width) * int64(a.Height)
+		} else {
+			e.DocBytes += int64(len(a.Text))
+		}
+	}
+	return e
 }

@@ -349,3 +349,85 @@ func TestReplyMemoryDoesNotGrowWithTheChat(t *testing.T) {
 		})
 	}
 }
+
+// uploadFile stores text as one of the user's unsent uploads, through the
+// files service.
+func (e *env) uploadFile(name, text string) ids.AttachmentID {
+	e.t.Helper()
+	a, err := e.c.Files.Upload(context.Background(), e.user, name, strings.NewReader(text))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a.ID
+}
+
+// rows counts the messages stored in chat, on any branch.
+func (e *env) rows(chat ids.ChatID) int {
+	e.t.Helper()
+	var n int
+	if err := e.c.DB.Write().QueryRow(`SELECT COUNT(*) FROM messages WHERE chat_id = ?`, chat).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// A turn whose files cannot fit the model's context is refused before it
+// is stored: only its text was checked, and the turn was stored and then
+// left without a reply when the request was built.
+func TestTurnWhoseFilesOverflowIsRefusedBeforeItIsStored(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.Stream("Short."))
+	turn := e.send(0, "Hello")
+	e.wait(turn.Chat.ID)
+	id := turn.Chat.ID
+	e.setContext(2048)
+	doc := e.uploadFile("notes.txt", strings.Repeat("a line of the document\n", 1500)) // 34 KB: ~11,500 tokens
+	refused := func(what string, err error) {
+		t.Helper()
+		if apperr.KindOf(err) != apperr.Invalid || !strings.Contains(err.Error(), "too long for the model") ||
+			!strings.Contains(err.Error(), "of them its files") {
+			t.Errorf("%s: err = %v", what, err)
+		}
+	}
+	_, err := e.c.Chat.Send(t.Context(), e.user, chat.SendInput{ChatID: id, Content: "Summarise this", Attachments: []ids.AttachmentID{doc}})
+	refused("send", err)
+	if n := e.rows(id); n != 2 {
+		t.Errorf("after the refused send the chat has %d messages, want 2", n)
+	}
+	var nchats int
+	if err := e.c.DB.Write().QueryRow(`SELECT COUNT(*) FROM chats`).Scan(&nchats); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.Chat.Send(t.Context(), e.user, chat.SendInput{ModelID: e.model, Content: "Summarise this", Attachments: []ids.AttachmentID{doc}})
+	refused("send to a new chat", err)
+	var after int
+	if err := e.c.DB.Write().QueryRow(`SELECT COUNT(*) FROM chats`).Scan(&after); err != nil || after != nchats {
+		t.Errorf("%d chats after a refused first message, want %d (%v)", after, nchats, err)
+	}
+
+	// Edit, attaching the document: nothing rewound.
+	_, err = e.c.Chat.Edit(t.Context(), e.user, turn.User.ID, "Hello, with notes", []ids.AttachmentID{doc})
+	refused("edit", err)
+	if got := e.contents(id, 0); len(got) != 2 || got[0] != "Hello" || got[1] != "Short." {
+		t.Errorf("after the refused edit the chat holds %q", got)
+	}
+	if n, err := e.c.DB.CountUnbound(t.Context(), e.user); err != nil || n != 1 {
+		t.Errorf("%d unsent uploads after the refusals (%v), want the document still unsent", n, err)
+	}
+
+	// A turn that carries the document already (sent while the context
+	// was larger): an edit of its text alone is refused too.
+	e.setContext(65536)
+	e.llm.Enqueue(fakellm.Stream("Read it."))
+	withDoc, err := e.c.Chat.Send(t.Context(), e.user, chat.SendInput{ChatID: id, Content: "Summarise this", Attachments: []ids.AttachmentID{doc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(id)
+	e.setContext(2048)
+	_, err = e.c.Chat.Edit(t.Context(), e.user, withDoc.User.ID, "Summarise this briefly", nil)
+	refused("edit keeping the files", err)
+	if got := e.contents(id, 0); len(got) != 4 || got[2] != "Summarise this" || got[3] != "Read it." {
+		t.Errorf("after the refused edit the chat holds %q", got)
+	}
+}

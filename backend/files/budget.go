@@ -12,12 +12,17 @@ import (
 // cost fits what is free; among those waiting, the user with the fewest
 // uploads being processed goes first, then the oldest. So a member sending
 // six large images holds no one else back by more than one image: another
-// member's upload is next whenever something finishes.
+// member's upload is next whenever something finishes. And no user holds
+// more than perUser bytes at once (unless one upload alone costs more), so
+// part of the budget is always left for the others: a member's image never
+// waits behind another member's work alone.
 type budget struct {
 	mu      sync.Mutex
 	total   int64
+	perUser int64
 	free    int64
 	running map[ids.UserID]int
+	held    map[ids.UserID]int64
 	waiting []*waiter // in arrival order
 }
 
@@ -28,8 +33,11 @@ type waiter struct {
 	granted bool
 }
 
-func newBudget(total int64) *budget {
-	return &budget{total: total, free: total, running: map[ids.UserID]int{}}
+// newBudget returns a budget of total bytes of which one user holds at
+// most perUser at once.
+func newBudget(total, perUser int64) *budget {
+	return &budget{total: total, perUser: perUser, free: total,
+		running: map[ids.UserID]int{}, held: map[ids.UserID]int64{}}
 }
 
 // acquire waits until cost bytes are admitted for user, or ctx ends. A
@@ -45,8 +53,10 @@ func (b *budget) acquire(ctx context.Context, user ids.UserID, cost int64) (func
 	release := func() {
 		b.mu.Lock()
 		b.free += w.cost
+		b.held[w.user] -= w.cost
 		if b.running[w.user]--; b.running[w.user] <= 0 {
 			delete(b.running, w.user)
+			delete(b.held, w.user)
 		}
 		b.admit()
 		b.mu.Unlock()
@@ -73,14 +83,22 @@ func (b *budget) acquire(ctx context.Context, user ids.UserID, cost int64) (func
 	return nil, ctx.Err()
 }
 
-// admit lets in waiters in fair order while the next one fits. b.mu held.
+// admit lets in waiters in fair order while the next one fits. A waiter
+// whose user holds their share already is passed over: only that user's
+// own release lets it in. b.mu held.
 func (b *budget) admit() {
-	for len(b.waiting) > 0 {
-		next := 0
+	for {
+		next := -1
 		for i, w := range b.waiting {
-			if b.running[w.user] < b.running[b.waiting[next].user] {
+			if b.running[w.user] > 0 && b.held[w.user]+w.cost > b.perUser {
+				continue
+			}
+			if next < 0 || b.running[w.user] < b.running[b.waiting[next].user] {
 				next = i
 			}
+		}
+		if next < 0 {
+			return
 		}
 		w := b.waiting[next]
 		if w.cost > b.free {
@@ -88,6 +106,7 @@ func (b *budget) admit() {
 		}
 		b.waiting = append(b.waiting[:next], b.waiting[next+1:]...)
 		b.free -= w.cost
+		b.held[w.user] += w.cost
 		b.running[w.user]++
 		w.granted = true
 		close(w.ready)

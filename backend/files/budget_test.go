@@ -16,32 +16,12 @@ import (
 	"github.com/llembas/lembas/backend/store"
 )
 
-// heldUpload is an upload whose bytes stop once the service has seen its
-// first attach.PeekSize bytes (it has decided what the upload costs) and
-// wait for a release: the test sees which uploads are being processed.
+// heldUpload is an upload held once it is admitted to a budget (while it
+// would be decoded) until the test releases it: the test sees which
+// uploads are being processed.
 type heldUpload struct {
 	name    string
-	data    []byte
-	off     int
-	started chan<- *heldUpload
 	release chan struct{}
-	once    sync.Once
-}
-
-func (h *heldUpload) Read(p []byte) (int, error) {
-	if h.off > attach.PeekSize {
-		h.once.Do(func() { h.started <- h })
-		<-h.release
-	}
-	if h.off >= len(h.data) {
-		return 0, io.EOF
-	}
-	if h.off <= attach.PeekSize {
-		p = p[:min(len(p), attach.PeekSize+1-h.off)]
-	}
-	n := copy(p, h.data[h.off:])
-	h.off += n
-	return n, nil
 }
 
 // picture is a real 1000 × 1000 RGBA PNG, padded past PeekSize (a decoder
@@ -64,14 +44,36 @@ type uploads struct {
 	s       *Service
 	started chan *heldUpload
 	wg      sync.WaitGroup
+	mu      sync.Mutex
+	held    map[string]*heldUpload
+}
+
+// hold makes the service's uploads started with start wait, once admitted,
+// for their release.
+func (u *uploads) hold() *uploads {
+	u.held = map[string]*heldUpload{}
+	u.s.process = func(ctx context.Context, name string, r io.Reader, lim attach.Limits) (attach.Result, error) {
+		u.mu.Lock()
+		h := u.held[name]
+		u.mu.Unlock()
+		if h != nil {
+			u.started <- h
+			<-h.release
+		}
+		return attach.Process(ctx, name, r, lim)
+	}
+	return u
 }
 
 func (u *uploads) start(user ids.UserID, name string, data []byte) *heldUpload {
-	h := &heldUpload{name: name, data: data, started: u.started, release: make(chan struct{})}
+	h := &heldUpload{name: name, release: make(chan struct{})}
+	u.mu.Lock()
+	u.held[name] = h
+	u.mu.Unlock()
 	u.wg.Add(1)
 	go func() {
 		defer u.wg.Done()
-		if _, err := u.s.Upload(context.Background(), user, name, h); err != nil {
+		if _, err := u.s.Upload(context.Background(), user, name, bytes.NewReader(data)); err != nil {
 			u.t.Errorf("upload %s: %v", name, err)
 		}
 	}()
@@ -119,8 +121,9 @@ func twoUsers(t *testing.T) (*Service, ids.UserID, ids.UserID) {
 func TestTextDoesNotWaitForImages(t *testing.T) {
 	s, sam, rosie := twoUsers(t)
 	pic := picture(t)
-	s.budget = newBudget(2 * attach.Cost(pic, s.proc)) // two such images at once
-	u := &uploads{t: t, s: s, started: make(chan *heldUpload, 8)}
+	c := attach.Cost(pic, s.proc)
+	s.budget = newBudget(2*c, 2*c) // two such images at once
+	u := (&uploads{t: t, s: s, started: make(chan *heldUpload, 8)}).hold()
 	held := []*heldUpload{u.start(sam, "a.png", pic), u.start(sam, "b.png", pic)}
 	u.next()
 	u.next()
@@ -152,7 +155,9 @@ func TestTextDoesNotWaitForImages(t *testing.T) {
 func TestLargeTextUploadsAreBounded(t *testing.T) {
 	s, sam, rosie := twoUsers(t)
 	text := bytes.Repeat([]byte("a line of plain text\n"), 3*attach.PeekSize/21)
-	u := &uploads{t: t, s: s, started: make(chan *heldUpload, 2*PlainBudget)}
+	size := int64(len(text))
+	s.plain = newBudget(PlainBudget*size, PlainBudget*size) // as if each were MaxBytes
+	u := (&uploads{t: t, s: s, started: make(chan *heldUpload, 2*PlainBudget)}).hold()
 	var held []*heldUpload
 	for i := range PlainBudget {
 		held = append(held, u.start(sam, fmt.Sprintf("t%d.txt", i), text))
@@ -182,7 +187,7 @@ func TestLargeTextUploadsAreBounded(t *testing.T) {
 		close(h.release)
 	}
 	u.wg.Wait()
-	if free, waiting := s.plain.state(); free != PlainBudget*s.limits.MaxBytes || waiting != 0 {
+	if free, waiting := s.plain.state(); free != PlainBudget*size || waiting != 0 {
 		t.Errorf("after every upload: %d free, %d waiting", free, waiting)
 	}
 }
@@ -192,8 +197,9 @@ func TestLargeTextUploadsAreBounded(t *testing.T) {
 func TestUploadsAreAdmittedFairlyBetweenUsers(t *testing.T) {
 	s, sam, rosie := twoUsers(t)
 	pic := picture(t)
-	s.budget = newBudget(2 * attach.Cost(pic, s.proc))
-	u := &uploads{t: t, s: s, started: make(chan *heldUpload, 8)}
+	c := attach.Cost(pic, s.proc)
+	s.budget = newBudget(2*c, 2*c) // no cap of one's own: the order alone is tested
+	u := (&uploads{t: t, s: s, started: make(chan *heldUpload, 8)}).hold()
 	var sams []*heldUpload
 	for i := range 2 {
 		sams = append(sams, u.start(sam, fmt.Sprintf("sam%d.png", i), pic))
@@ -223,7 +229,7 @@ func TestUploadsAreAdmittedFairlyBetweenUsers(t *testing.T) {
 // Small images share the budget by their cost: more than two decode at
 // once when they fit, and a cancelled wait gives its place up.
 func TestBudgetAdmitsByCost(t *testing.T) {
-	b := newBudget(100)
+	b := newBudget(100, 100)
 	var releases []func()
 	for i := range 5 {
 		r, err := b.acquire(context.Background(), ids.UserID(i%2+1), 20)

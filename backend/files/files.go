@@ -12,7 +12,6 @@
 package files
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -76,16 +75,21 @@ type Service struct {
 	// holds up to MaxBytes, and without a bound any number ran at once.
 	// Apart, so that text still never waits behind images.
 	plain *budget
+	// process is attach.Process (a seam for tests, which hold an upload
+	// while it holds the budget).
+	process func(ctx context.Context, name string, r io.Reader, lim attach.Limits) (attach.Result, error)
 }
 
 // DecodeBudget is how many of the costliest images (attach.MaxCost) the
 // decoding budget holds at once; smaller ones share it by their cost, and
-// the rest wait their turn (or give up with their request).
+// the rest wait their turn (or give up with their request). One user holds
+// at most half of it, so another's image never waits behind theirs alone.
 const DecodeBudget = 2
 
 // PlainBudget is how many uploads of MaxBytes that are read but not decoded
-// are held in memory at once; one that fits in its first attach.PeekSize
-// bytes is too small to count and never waits.
+// are held in memory at once (each takes its size); one that fits in its
+// first attach.PeekSize bytes is too small to count and never waits. One
+// user holds at most half of it.
 const PlainBudget = 4
 
 // collectAfter is the cost from which an upload's garbage is collected at
@@ -112,8 +116,9 @@ func New(db *store.DB, dataDir string, log *slog.Logger, lim Limits) *Service {
 		lim.Kinds = d.Kinds
 	}
 	proc := attach.Limits{MaxBytes: lim.MaxBytes}
-	return &Service{db: db, dir: filepath.Join(dataDir, "files"), log: log, limits: lim,
-		proc: proc, budget: newBudget(DecodeBudget * attach.MaxCost(proc)), plain: newBudget(PlainBudget * lim.MaxBytes)}
+	decode, plain := DecodeBudget*attach.MaxCost(proc), PlainBudget*lim.MaxBytes
+	return &Service{db: db, dir: filepath.Join(dataDir, "files"), log: log, limits: lim, proc: proc,
+		budget: newBudget(decode, decode/2), plain: newBudget(plain, plain/2), process: attach.Process}
 }
 
 // Limits returns the limits.
@@ -190,26 +195,42 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 			return store.Attachment{}, quotaError(used, quota, 0)
 		}
 	}
+	// The whole upload is received before any budget is taken: a client
+	// that sends a costly header and then trickles its bytes would
+	// otherwise hold the budget, and everyone's uploads, until the server's
+	// read timeout.
+	f, size, err := s.receive(r)
+	if f != nil {
+		defer func() {
+			f.Close()
+			os.Remove(f.Name())
+		}()
+	}
+	if err != nil {
+		return store.Attachment{}, err
+	}
+	if size > s.limits.MaxBytes {
+		return store.Attachment{}, attach.TooLarge(name, s.proc)
+	}
 	// What decoding will take is read from the upload's first bytes;
 	// text never waits behind images.
-	br := bufio.NewReaderSize(r, attach.PeekSize)
-	prefix, err := br.Peek(attach.PeekSize)
-	if err != nil && !errors.Is(err, io.EOF) {
+	prefix := make([]byte, min(size, attach.PeekSize))
+	if _, err := f.ReadAt(prefix, 0); err != nil {
 		return store.Attachment{}, fmt.Errorf("read upload: %w", err)
 	}
 	release := func() {}
 	b, cost := s.budget, attach.Cost(prefix, s.proc)
-	if cost == 0 && len(prefix) == attach.PeekSize {
+	if cost == 0 && size > attach.PeekSize {
 		// Not decoded, but longer than its first bytes: it is read
 		// whole into memory all the same.
-		b, cost = s.plain, s.limits.MaxBytes
+		b, cost = s.plain, size
 	}
 	if cost > 0 {
 		if release, err = b.acquire(ctx, user, cost); err != nil {
 			return store.Attachment{}, err
 		}
 	}
-	res, err := attach.Process(ctx, name, br, s.proc)
+	res, err := s.process(ctx, name, io.NewSectionReader(f, 0, size), s.proc)
 	if cost >= collectAfter {
 		// The decoded pixels are garbage now. Collected before their
 		// bytes go to the next upload, the process stays near the budget;
@@ -241,6 +262,28 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 		return store.Attachment{}, err
 	}
 	return a, nil
+}
+
+// receive copies an upload, up to one byte past MaxBytes, into a temporary
+// file in the files directory (0600, named like write's, so the sweep
+// removes one a crash left). The caller closes and removes the file, which
+// is returned even with an error.
+func (s *Service) receive(r io.Reader) (*os.File, int64, error) {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, 0, fmt.Errorf("create files directory: %w", err)
+	}
+	f, err := os.CreateTemp(s.dir, ".upload-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("receive upload: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		return f, 0, fmt.Errorf("receive upload: %w", err)
+	}
+	n, err := io.Copy(f, io.LimitReader(r, s.limits.MaxBytes+1))
+	if err != nil {
+		return f, n, fmt.Errorf("read upload: %w", err)
+	}
+	return f, n, nil
 }
 
 // write stores data under name: to a temporary file first, then renamed,
