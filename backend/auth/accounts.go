@@ -193,19 +193,56 @@ func displayName(display, username string) (string, error) {
 	if !utf8.ValidString(display) || utf8.RuneCountInString(display) > 64 {
 		return "", apperr.New(apperr.Invalid, "The display name must be text of at most 64 characters.")
 	}
-	if strings.IndexFunc(display, hiddenControl) >= 0 {
-		return "", apperr.New(apperr.Invalid, "The display name cannot hold control characters (such as NUL or a line break) or text-direction overrides.")
+	if hiddenChars(display) {
+		return "", apperr.New(apperr.Invalid, "The display name cannot hold control characters (such as NUL or a line break), text-direction marks or invisible characters.")
 	}
 	return display, nil
 }
 
-// hiddenControl reports the characters a display name may not hold: control
-// characters, and the bidirectional embeddings, overrides and isolates
-// (U+202A–U+202E, U+2066–U+2069), with which a name shown beside others
-// (the admin's user list, "signed in as") could reverse the text after it
-// or pose as someone else.
-func hiddenControl(r rune) bool {
-	return unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+// hiddenChars reports whether a display name holds what a name shown beside
+// others (the admin's user list, "signed in as") could use to reverse the
+// text after it or pose as someone else: control characters, and the
+// invisible format characters (Unicode Cf) — the bidirectional marks,
+// embeddings, overrides and isolates (U+200E, U+200F, U+061C,
+// U+202A–U+202E, U+2066–U+2069), zero-width spaces and joiners, U+2060–U+2064,
+// U+FEFF and the like — or nothing visible at all.
+//
+// Two Cf characters have work to do in names: the zero-width joiner and
+// non-joiner (U+200D, U+200C) inside emoji sequences and in Persian and
+// Indic words, so they may stand between two visible characters; and tag
+// characters (U+E0020–U+E007F) spell subdivision flags, so they may follow
+// the black flag U+1F3F4.
+func hiddenChars(name string) bool {
+	rs := []rune(name)
+	visible := false
+	for i, r := range rs {
+		if unicode.IsControl(r) {
+			return true
+		}
+		switch {
+		case r == 0x200C || r == 0x200D:
+			if i == 0 || i == len(rs)-1 || !joinable(rs[i-1]) || !joinable(rs[i+1]) {
+				return true
+			}
+		case r >= 0xE0020 && r <= 0xE007F:
+			if i == 0 || (rs[i-1] != 0x1F3F4 && !(rs[i-1] >= 0xE0020 && rs[i-1] <= 0xE007F)) {
+				return true
+			}
+		case unicode.Is(unicode.Cf, r):
+			return true
+		case unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S):
+			visible = true
+		}
+	}
+	return !visible
+}
+
+// joinable reports whether r may stand beside a zero-width joiner: a
+// visible character or a mark, variation selectors included (as in U+1F3F3
+// U+FE0F U+200D U+1F308, the rainbow flag), not a space or another
+// invisible character.
+func joinable(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S, unicode.M)
 }
 
 // SignIn is a successful login: the session token for the cookie, when the

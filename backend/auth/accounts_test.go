@@ -275,7 +275,12 @@ func TestDisplayNameRefusesHiddenControls(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"Frodo\x00Baggins", "Frodo\nBaggins", "Frodo\x7f", "Frodo\u0085Baggins", "\u202eoddorF",
-		"Frodo\u202a", "Frodo\u202b", "Frodo\u202c", "Frodo\u202d", "Frodo\u2066", "Frodo\u2067", "Frodo\u2068", "Frodo\u2069"} {
+		"Frodo\u202a", "Frodo\u202b", "Frodo\u202c", "Frodo\u202d", "Frodo\u2066", "Frodo\u2067", "Frodo\u2068", "Frodo\u2069",
+		// Direction marks, and invisible characters that make two names
+		// look alike: zero-widths alone or beside a space, word joiners,
+		// the byte-order mark, tags smuggling text after a name.
+		"\u200fFrodo", "Frodo\u200e", "Frodo\u061c", "Fro\u200bdo", "\u200dFrodo", "Frodo\u200c", "Frodo \u200d Baggins",
+		"Fro\u2060do", "Frodo\u2061", "Frodo\u2064", "\ufeffFrodo", "Frodo\U000e0041", "\u200d", "\u0301\u0301"} {
 		_, err := f.accounts.SignUp(ctx, SignUpRequest{Username: "frodo", DisplayName: bad, Password: "the-ring-bearer"})
 		wantKind(t, fmt.Sprintf("sign-up as %q", bad), err, apperr.Invalid)
 		if err != nil && !strings.Contains(err.Error(), "text-direction") {
@@ -287,7 +292,10 @@ func TestDisplayNameRefusesHiddenControls(t *testing.T) {
 	}
 	// Everything else a name may hold is still fine: accents, scripts
 	// written right to left, emoji, inner spaces.
-	for _, good := range []string{"Frodo Baggins", "Éowyn", "אלרונד", "إلروند", "Samwise 🌱"} {
+	// Joiners inside emoji sequences and words keep their place: a family,
+	// the rainbow flag, a Persian name with its non-joiner, Scotland's flag.
+	for _, good := range []string{"Frodo Baggins", "Éowyn", "אלרונד", "إلروند", "Samwise 🌱",
+		"Hobbits 👨\u200d👩\u200d👧", "🏳\ufe0f\u200d🌈 Pippin", "نیم\u200cروز", "Merry 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"} {
 		if err := f.accounts.SetDisplayName(ctx, ids.UserID(admin.ID), good); err != nil {
 			t.Errorf("renamed to %q: %v", good, err)
 		}

@@ -219,6 +219,11 @@ func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.Ch
 	if err := s.idle(ctx, user, chatID); err != nil {
 		return store.Message{}, err
 	}
+	return s.regenerate(ctx, user, chatID)
+}
+
+// regenerate is Regenerate with the chat's lock held and the chat idle.
+func (s *Service) regenerate(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
 	// The turn to answer again: the newest that is not a reply.
 	var turn ids.MessageID
 	if err := s.db.WalkPath(ctx, user, chatID, func(e store.PathEntry) bool {
@@ -250,7 +255,11 @@ func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.Ch
 }
 
 // Continue extends the last reply (cut by the length limit, stopped, or
-// interrupted by a restart) from where it ended.
+// interrupted by a restart) from where it ended. A reply with no text yet
+// (stopped while the model was still thinking) has nowhere to continue
+// from: the request would carry no assistant turn, only two user turns in a
+// row, which strict chat templates refuse. It is answered again instead,
+// as the frontend's Regenerate would.
 func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
 	defer s.lockChat(chatID)()
 	if err := s.idle(ctx, user, chatID); err != nil {
@@ -273,6 +282,9 @@ func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.Chat
 	last, err := s.db.MessageByID(ctx, user, newest.ID)
 	if err != nil {
 		return store.Message{}, storeErr(err, "message")
+	}
+	if strings.TrimSpace(last.Content) == "" {
+		return s.regenerate(ctx, user, chatID)
 	}
 	tgt, err := s.prepare(ctx, user, chatID)
 	if err != nil {

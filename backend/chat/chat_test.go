@@ -333,6 +333,37 @@ func TestLengthThenContinue(t *testing.T) {
 	}
 }
 
+// A reply cut before any text (only reasoning arrived) has nothing to
+// continue: Continue answers the turn again, and the request never carries
+// two user turns in a row, which strict chat templates refuse.
+func TestContinueWithNoTextAnswersAgain(t *testing.T) {
+	e := setup(t)
+	e.llm.Enqueue(fakellm.NewStream().Reasoning("Pondering.").Finish("length").Reply())
+	turn := e.send(0, "Long please")
+	e.wait(turn.Chat.ID)
+	if m := e.last(turn.Chat.ID); m.Status != store.StatusLength || m.Content != "" {
+		t.Fatalf("first reply: %q %s", m.Content, m.Status)
+	}
+	e.llm.Enqueue(fakellm.Stream("A whole answer."))
+	if _, err := e.c.Chat.Continue(context.Background(), e.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	var roles []string
+	for _, m := range e.lastReplyRequest()["messages"].([]any) {
+		roles = append(roles, m.(map[string]any)["role"].(string))
+	}
+	for i := 1; i < len(roles); i++ {
+		if roles[i] == "user" && roles[i-1] == "user" {
+			t.Errorf("request roles %v: two user turns in a row", roles)
+		}
+	}
+	msgs, _, _ := e.c.DB.MessagesPage(context.Background(), e.user, turn.Chat.ID, 0, 100)
+	if len(msgs) != 2 || msgs[1].Content != "A whole answer." || msgs[1].Reasoning != "" || msgs[1].Status != store.StatusFinal {
+		t.Fatalf("after continue: %d messages, last %+v", len(msgs), msgs[len(msgs)-1])
+	}
+}
+
 func TestRegenerateAndEditRewind(t *testing.T) {
 	e := setup(t)
 	e.llm.Enqueue(fakellm.Stream("one"))

@@ -17,9 +17,37 @@ const Hidden = "[hidden]"
 // secret anyway.
 const redactMinRunes = 4
 
-// authToken is a credential after an HTTP authorization scheme, whoever's
-// it is: an endpoint echoing a request shows it this way.
-var authToken = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+|%20|\+)[A-Za-z0-9._~+/=:-]{4,}`)
+// authToken is a word after an HTTP authorization scheme: an endpoint
+// echoing a request shows someone's credential this way. Whether it is one
+// is up to credential, since "Invalid token provided" is ordinary text.
+var authToken = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+|%20|\+)([A-Za-z0-9._~+/=:-]{4,})`)
+
+// credential reports whether word, found after a scheme and without the
+// punctuation that ends a sentence, looks like a credential rather than a
+// word of prose ("Invalid token provided"): at least 16 characters, or at
+// least 8 with a digit, two punctuation marks or twice a capital after a
+// small letter. Base64 of "user:password" (Basic) shows one of these in
+// practice: a digit, padding or mixed case.
+func credential(word string) bool {
+	if len(word) >= 16 {
+		return true
+	}
+	if len(word) < 8 {
+		return false
+	}
+	punct, humps := 0, 0
+	for i, c := range word {
+		switch {
+		case c >= '0' && c <= '9':
+			return true
+		case strings.ContainsRune("._~+/=:-", c):
+			punct++
+		case c >= 'A' && c <= 'Z' && i > 0 && word[i-1] >= 'a' && word[i-1] <= 'z':
+			humps++
+		}
+	}
+	return punct >= 2 || humps >= 2
+}
 
 // Redactor removes known secrets from text that came from elsewhere (an
 // endpoint's error page, which may echo the request) before that text is
@@ -70,5 +98,12 @@ func (r *Redactor) Redact(s string) string {
 			s = strings.ReplaceAll(s, v, Hidden)
 		}
 	}
-	return authToken.ReplaceAllString(s, "${1} "+Hidden)
+	return authToken.ReplaceAllStringFunc(s, func(m string) string {
+		sub := authToken.FindStringSubmatch(m)
+		word := strings.TrimRight(sub[3], ".:")
+		if !credential(word) {
+			return m
+		}
+		return sub[1] + " " + Hidden + sub[3][len(word):]
+	})
 }

@@ -24,3 +24,37 @@ func TestRedact(t *testing.T) {
 		t.Errorf("nil Redactor left the bearer token: %q", got)
 	}
 }
+
+// TestRedactKeepsOrdinaryWords: after Bearer, Basic or token only a word
+// shaped like a credential is hidden; an endpoint's prose stays readable.
+func TestRedactKeepsOrdinaryWords(t *testing.T) {
+	var r *Redactor // no known secrets: only the shape decides
+	for _, tc := range []struct{ in, want string }{
+		// Ordinary words stay.
+		{`Invalid token provided`, `Invalid token provided`},
+		{`Invalid token provided.`, `Invalid token provided.`},
+		{`Basic authentication failed`, `Basic authentication failed`},
+		{`Bearer token expected`, `Bearer token expected`},
+		{`the token limit was reached: token budget exceeded`, `the token limit was reached: token budget exceeded`},
+		{`Token re-issued`, `Token re-issued`},
+		{`basic example`, `basic example`},
+		// Credentials go.
+		{`Authorization: Bearer sk-proj-abcdefghijklmnop`, `Authorization: Bearer [hidden]`},
+		{`Bearer abcdefghijklmnopqrst`, `Bearer [hidden]`},
+		{`token ghp1234abcd`, `token [hidden]`},
+		{`bearer abc.def-ghi.`, `bearer [hidden].`},
+		{`Basic dXNlcjpwYXNz`, `Basic [hidden]`},
+		{`Basic YWxhZGRpbjpvcGVuc2VzYW1l`, `Basic [hidden]`},
+		{`Basic%20YTpi`, `Basic%20YTpi`}, // "a:b": too short to matter
+		{`Basic%20Ym9iOmh1bnRlcg==`, `Basic [hidden]`},
+		{`token+aBcDeFgHiJ`, `token [hidden]`},
+	} {
+		if got := r.Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+	// The connection's own secrets are hidden whatever they look like.
+	if got := NewRedactor("Bearer plainword").Redact("sent Bearer plainword"); got != "sent [hidden]" {
+		t.Errorf("known secret: %q", got)
+	}
+}

@@ -4,22 +4,57 @@
 // sixth tab's calls waited for minutes behind the others' streams.
 //
 // The worker is named after the user the tabs signed in as
-// ("lembas-events-1:<id>"), so tabs of two people in one browser profile
+// ("lembas-events-2:<id>"), so tabs of two people in one browser profile
 // never share one, and eventstream.js drops a stream that the server says
-// is someone else's. The 1 is the version of the messages below: a worker
+// is someone else's. The 2 is the version of the messages below: a worker
 // started by an older page lives on while that page is open, and a newer
 // page must not talk to it, so bump it when they change. Messages to tabs: {type: 'state', state},
 // {type: 'event', env}, {type: 'signed-out'} (the stream's session ended;
-// each tab asks who it is now). From tabs: {type: 'retry'} (try now while
-// down, or start again after a sign-out) and {type: 'bye'} (the tab is
-// going away).
+// each tab asks who it is now), {type: 'ping', ports} (are you there; ports
+// is how many tabs the worker holds), {type: 'dropped'} (the worker let go
+// of this tab, which answered no pings). From tabs: {type: 'retry'} (try now
+// while down, or start again after a sign-out), {type: 'bye'} (the tab is
+// going away) and {type: 'pong'}.
+//
+// A tab that crashed or was killed never says bye, and a port cannot tell
+// that its other end is gone: every PING_MS the worker pings its ports and
+// drops one that has answered none of its last two pings (?ping=N on the
+// worker's URL sets N ms instead, for tests).
 
 import { openStream } from './eventstream.js';
 
-const named = /^lembas-events-1:(\d+)$/.exec(String(self.name));
+const named = /^lembas-events-2:(\d+)$/.exec(String(self.name));
 const user = named ? Number(named[1]) : 0;
 const valid = Number.isInteger(user) && user > 0;
+const PING_MS = Math.max(100, Number(new URL(self.location.href).searchParams.get('ping')) || 30000);
 const ports = new Set();
+// Pings each port has left unanswered.
+const missed = new WeakMap();
+
+setInterval(() => {
+  for (const p of ports) {
+    const n = missed.get(p) || 0;
+    if (n >= 2) {
+      // A frozen tab (in the back-forward cache, or frozen in the
+      // background) gets this when it wakes, and joins again.
+      ports.delete(p);
+      try {
+        p.postMessage({ type: 'dropped' });
+      } catch {
+        // gone
+      }
+      p.close();
+    }
+  }
+  for (const p of ports) {
+    missed.set(p, (missed.get(p) || 0) + 1);
+    try {
+      p.postMessage({ type: 'ping', ports: ports.size });
+    } catch {
+      ports.delete(p);
+    }
+  }
+}, PING_MS);
 let stream = null;
 let state = 'connecting';
 
@@ -55,6 +90,7 @@ self.onconnect = (e) => {
   ports.add(port);
   port.onmessage = (m) => {
     const msg = m.data || {};
+    missed.set(port, 0);
     if (msg.type === 'bye') {
       ports.delete(port);
       port.close();

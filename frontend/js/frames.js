@@ -91,7 +91,12 @@ export class ReplyState {
   }
 
   hasContent() {
-    return this.base !== '' || this.seals.length > 0 || this.tail !== '' || this.tailAppend.length > 0 || this.reasoning !== '';
+    return this.hasText() || this.reasoning !== '';
+  }
+
+  /** hasText: the reply has text of its own, not only reasoning. */
+  hasText() {
+    return this.base.trim() !== '' || this.seals.length > 0 || this.tail.trim() !== '' || this.tailAppend.length > 0;
   }
 
   /**

@@ -280,7 +280,10 @@ export class AssistantMessage extends Component {
     const hasContent = state ? state.hasContent() : !!(msg.html || msg.reasoning);
     const line = statusLine(status, error);
     const m = formatMetrics(metrics);
-    const canContinue = isLast && !chatBusy && (status === 'length' || status === 'interrupted' || status === 'stopped');
+    // A reply with no text yet has nothing to continue: Regenerate stays
+    // (the server answers Continue on it as a regeneration too).
+    const hasText = state ? state.hasText() : !!(msg.content || '').trim();
+    const canContinue = isLast && !chatBusy && hasText && (status === 'length' || status === 'interrupted' || status === 'stopped');
     const canRegenerate = isLast && !chatBusy && !streaming;
     return html`
       <article class=${'msg msg-assistant' + (highlighted ? ' is-highlighted' : '') + (streaming ? ' is-streaming' : '')}

@@ -374,7 +374,11 @@ function joinShared(user) {
   if (typeof SharedWorker !== 'function') return null;
   let worker;
   try {
-    worker = new SharedWorker(new URL('./events-worker.js', import.meta.url), { type: 'module', name: `lembas-events-1:${user}` });
+    // A test sets window.__lembasEventsPingMs to see a crashed tab dropped
+    // in less than a minute (events-worker.js).
+    const url = new URL('./events-worker.js', import.meta.url);
+    if (window.__lembasEventsPingMs) url.searchParams.set('ping', String(window.__lembasEventsPingMs));
+    worker = new SharedWorker(url, { type: 'module', name: `lembas-events-2:${user}` });
   } catch (err) {
     console.warn('lembas: no shared event stream, this tab keeps its own:', err && err.message);
     return null;
@@ -388,6 +392,17 @@ function joinShared(user) {
     if (msg.type === 'event') dispatch(msg.env);
     else if (msg.type === 'state') setConnection(msg.state);
     else if (msg.type === 'signed-out') recheck(user, () => port.postMessage({ type: 'retry' }));
+    else if (msg.type === 'ping') {
+      port.postMessage({ type: 'pong' });
+      if (window.__lembasEventsPingMs) window.__lembasEventsPorts = msg.ports;
+    } else if (msg.type === 'dropped' && link === handle) {
+      // This tab was frozen past two pings (the back-forward cache, or the
+      // browser freezing a background tab): join again and reload what
+      // it shows, since events went by meanwhile.
+      handle.close();
+      link = joinShared(user) || ownStream(user);
+      dispatch({ topic: 'resync', data: { reason: 'restored' } });
+    }
   };
   // A worker that cannot start (a browser without module workers): keep a
   // stream of our own instead.
@@ -417,7 +432,7 @@ function joinShared(user) {
   };
   window.addEventListener('pagehide', onHide);
   window.addEventListener('pageshow', onShow);
-  return {
+  const handle = {
     retry() {
       if (fallback) fallback.retry();
       else port.postMessage({ type: 'retry' });
@@ -431,6 +446,7 @@ function joinShared(user) {
       port.close();
     },
   };
+  return handle;
 }
 
 // Back online, or back to the tab: do not wait out the backoff.

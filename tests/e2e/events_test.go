@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/llembas/lembas/backend/fakellm"
@@ -89,6 +92,70 @@ func TestEightTabsShareOneEventStream(t *testing.T) {
 	for _, tb := range tabs {
 		tb.pe.check(t)
 	}
+}
+
+// TestCrashedTabIsDropped: a tab that crashes never says bye, so the shared
+// worker pings its tabs and drops one that has answered none of its last
+// two pings; the tabs left go on following. A tab that was only frozen is
+// dropped too, and joins again when it wakes. The test pings every 200 ms
+// (the app every 30 s) and reads how many tabs the worker counts from the
+// pings it sends.
+func TestCrashedTabIsDropped(t *testing.T) {
+	const fast = `window.__lembasEventsPingMs = 200;`
+	a := serveChatApp(t)
+	a.open(t, fast)
+	a.llm.Enqueue(fakellm.Stream("first answer"))
+	a.send("Hello")
+	a.waitJS(lastReply + `.includes('first answer')`)
+	a.waitReplyIdle()
+	hash := a.str(`location.hash`)
+	another := func(name string) (*tab, context.Context) {
+		ctx, cancel := chromedp.NewContext(a.ctx) // another tab, same profile
+		t.Cleanup(cancel)
+		if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+			page.AddScriptToEvaluateOnNewDocumentParams{Source: fast}); err != nil {
+			t.Fatalf("init script: %v", err)
+		}
+		tb := newTab(t, ctx, name)
+		tb.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(a.base+"/"+hash))
+		tb.waitJS(lastReply + `.includes('first answer')`)
+		return tb, ctx
+	}
+
+	_, ctx := another("crashed")
+	a.waitJSFor(`window.__lembasEventsPorts === 2`, 60*time.Second)
+	// A crash runs no pagehide: the tab never says bye.
+	crashCtx, stop := context.WithTimeout(ctx, 10*time.Second)
+	chromedp.Call(crashCtx, page.Crash, cdp.Empty{}) // returns an error: the tab is gone
+	stop()
+	a.waitJSFor(`window.__lembasEventsPorts === 1`, 60*time.Second)
+
+	c, ctx := another("frozen")
+	a.waitJSFor(`window.__lembasEventsPorts === 2`, 60*time.Second)
+	if _, err := chromedp.Call(ctx, page.SetWebLifecycleState,
+		page.SetWebLifecycleStateParams{State: page.SetWebLifecycleStateStateFrozen}); err != nil {
+		t.Fatalf("freeze: %v", err)
+	}
+	a.waitJSFor(`window.__lembasEventsPorts === 1`, 60*time.Second)
+	if _, err := chromedp.Call(ctx, page.SetWebLifecycleState,
+		page.SetWebLifecycleStateParams{State: page.SetWebLifecycleStateStateActive}); err != nil {
+		t.Fatalf("wake: %v", err)
+	}
+	// Awake, it is pinged again (on the port it joined with anew) and
+	// follows the chat. Freezing hid it, and a hidden page draws the
+	// reply's text only when shown: the new turn is what it must show.
+	if _, err := chromedp.Call(ctx, page.BringToFront, cdp.Empty{}); err != nil {
+		t.Fatalf("bring to front: %v", err)
+	}
+	c.js(`window.__lembasEventsPorts = 0`)
+	c.waitJSFor(`window.__lembasEventsPorts === 2`, 60*time.Second)
+	a.waitJSFor(`window.__lembasEventsPorts === 2`, 60*time.Second)
+	a.llm.Enqueue(fakellm.Stream("still ", "here"))
+	a.send("Anyone there?")
+	a.waitJS(lastReply + `.includes('still here')`)
+	c.waitJSFor(`document.querySelectorAll('.msg-user').length === 2`, 60*time.Second)
+	a.pe.check(t)
+	c.pe.check(t)
 }
 
 // openStreams counts the event streams the server has open, from its log.

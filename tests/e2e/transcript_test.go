@@ -147,6 +147,26 @@ func TestStopThenContinueInChromium(t *testing.T) {
 	a.pe.check(t)
 }
 
+// TestReplyWithNoTextOffersRegenerateNotContinue: a reply cut before any
+// text (only reasoning arrived) has nothing to continue, live or loaded.
+func TestReplyWithNoTextOffersRegenerateNotContinue(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.Enqueue(fakellm.NewStream().Reasoning("Pondering.").Finish("length").Reply())
+	a.send("Think first")
+	a.waitReplyIdle()
+	const actions = `[...document.querySelectorAll('.msg-assistant')].pop()?.querySelector('.msg-actions')?.innerText || ''`
+	for _, when := range []string{"live", "loaded"} {
+		if when == "loaded" {
+			a.do(chromedp.Reload())
+		}
+		a.waitJS(`/regenerate/i.test(` + actions + `)`)
+		if got := a.str(actions); strings.Contains(strings.ToLower(got), "continue") {
+			t.Errorf("%s: a reply with no text offers Continue: %q", when, got)
+		}
+	}
+	a.pe.check(t)
+}
+
 // TestChatSettingsShowInheritedValues: an empty field in chat settings says
 // what the chat gets instead: the model's temperature and system prompt, or
 // the server's default, not just "Default".
