@@ -122,11 +122,18 @@ func (p *tab) within(d time.Duration, cond string) bool {
 // reloads the page, a click may follow a link) destroys the document a
 // poll runs in, which ends the poll with an error that says nothing about
 // cond: it is started again in the new document until the deadline.
+//
+// cond is evaluated every 50 ms. chromedp polls on animation frames by
+// default, and a tab that is hidden (another tab of the profile in front)
+// or was frozen draws no frames: a wait on such a tab never saw its
+// condition come true however long it had held, and on a busy machine,
+// where a woken tab is slow to be shown again, TestCrashedTabIsDropped
+// failed every time.
 func (p *tab) poll(cond string, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
 		ctx, cancel := context.WithDeadline(p.ctx, deadline)
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond))
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond)))
 		cancel()
 		if err == nil || !navigatedAway(err) || !time.Now().Before(deadline) {
 			return err
