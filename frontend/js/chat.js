@@ -7,7 +7,7 @@
 // ReplyStates drawn by messages.js.
 
 import { html, useState, useEffect, useRef, useLayoutEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
-import { call, on } from './transport.js';
+import { call, on, onConnection } from './transport.js';
 import {
   useStore, setState, refreshChats, patchChat, markStreaming, chatSummary, loadEfforts,
 } from './store.js';
@@ -279,6 +279,13 @@ export function ChatView({ chatId, narrow }) {
       reloadNewest(true);
     };
     window.addEventListener('lembas:resync', onResync);
+    // A reloaded page reads the chat, and a running reply's snapshot, before
+    // its event stream is open: a reply that ended in between sent its last
+    // frame to no one and showed Stop for ever. When the stream opens, a
+    // reply still shown running is brought up to date.
+    const offConn = onConnection((s) => {
+      if (s === 'open' && [...states.values()].some((st) => !st.final)) fol.resync();
+    });
     const onReveal = (e) => {
       revealId.current = Number(e.detail) || 0;
       bump();
@@ -291,6 +298,7 @@ export function ChatView({ chatId, narrow }) {
       fol.close();
       unfollowChat(fol);
       offChat();
+      offConn();
       window.removeEventListener('lembas:resync', onResync);
       setState({ openChatId: null });
     };
