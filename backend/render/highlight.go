@@ -129,9 +129,11 @@ func classFor(t chroma.TokenType) string {
 // shown plain.
 const highlightBudget = 200 * time.Millisecond
 
-// tokenise runs a lexer; chroma reports some lexer errors by panicking inside the
-// iterator, which must not take the process down.
-func tokenise(lexer chroma.Lexer, code string) (out string, ok bool) {
+// tokenise runs a lexer for at most budget; chroma reports some lexer errors
+// by panicking inside the iterator, which must not take the process down.
+// slow is true when the budget ran out: on a busy machine that happens to
+// ordinary blocks too, so the result must not be remembered.
+func tokenise(lexer chroma.Lexer, code string, budget time.Duration) (out string, ok, slow bool) {
 	defer func() {
 		if recover() != nil {
 			out, ok = "", false
@@ -139,7 +141,7 @@ func tokenise(lexer chroma.Lexer, code string) (out string, ok bool) {
 	}()
 	it, err := lexer.Tokenise(nil, code)
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
 	var b strings.Builder
 	b.Grow(len(code) * 2)
@@ -162,8 +164,8 @@ func tokenise(lexer chroma.Lexer, code string) (out string, ok bool) {
 	}
 	start := time.Now()
 	for n, t := 0, it(); t != chroma.EOF; n, t = n+1, it() {
-		if n%64 == 63 && time.Since(start) > highlightBudget {
-			return "", false
+		if n%64 == 63 && time.Since(start) > budget {
+			return "", false, true
 		}
 		c := classFor(t.Type)
 		if strings.TrimSpace(t.Value) == "" {
@@ -177,7 +179,7 @@ func tokenise(lexer chroma.Lexer, code string) (out string, ok bool) {
 		run.WriteString(t.Value)
 	}
 	flush()
-	return b.String(), true
+	return b.String(), true, false
 }
 
 // highlighter highlights code blocks and remembers the result by language and
@@ -190,6 +192,8 @@ type highlighter struct {
 	// patterns, which costs ~0.3 ms per unknown language: model output could
 	// make every block pay that.
 	known map[string]string
+	// budget bounds the time spent lexing one block (highlightBudget).
+	budget time.Duration
 
 	mu       sync.Mutex
 	maxItems int
@@ -222,6 +226,7 @@ func newHighlighter(maxItems, maxBytes int) *highlighter {
 	}
 	return &highlighter{
 		known:    known,
+		budget:   highlightBudget,
 		maxItems: maxItems,
 		maxBytes: maxBytes,
 		order:    list.New(),
@@ -251,8 +256,16 @@ func (h *highlighter) highlight(lang, code string) string {
 	// block, which is cheaper than making every other render wait.
 	html := Escape(code)
 	if lexer := lexers.Get(name); lexer != nil {
-		if out, ok := tokenise(lexer, code); ok {
+		out, ok, slow := tokenise(lexer, code, h.budget)
+		if ok {
 			html = out
+		}
+		// Out of time, perhaps only because the machine was busy: shown plain
+		// this once, highlighted again next time. Remembered, a busy moment
+		// left a block plain for good and the final render could differ
+		// from what the stream sealed.
+		if slow {
+			return html
 		}
 	}
 	if len(html) > h.maxBytes/4 {

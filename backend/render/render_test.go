@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/chroma/v2"
 )
@@ -145,8 +146,42 @@ func TestHighlightCacheBounded(t *testing.T) {
 	}
 }
 
+// TestRendererConcurrent: renders on four goroutines sharing one renderer
+// (and its highlight cache) equal renders on a renderer of their own. The
+// highlight time budget is lifted: on a loaded machine a block could run out
+// of it and be shown plain, which is by design and not what this tests.
+// TestHighlightOutOfTimeIsNotRemembered: a block that ran out of the time
+// budget (a busy machine) is shown plain that once and highlighted the next
+// time, not remembered plain.
+func TestHighlightOutOfTimeIsNotRemembered(t *testing.T) {
+	h := newHighlighter(10, 1<<20)
+	var code strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&code, "x%d := f(%d)\n", i, i)
+	}
+	h.budget = 0 // every block runs out
+	if got := h.highlight("go", code.String()); strings.Contains(got, "hl-") {
+		t.Fatalf("out of time, yet highlighted: %.80s", got)
+	}
+	if h.len() != 0 {
+		t.Fatalf("a block that ran out of time was remembered (%d cached)", h.len())
+	}
+	h.budget = time.Hour
+	if got := h.highlight("go", code.String()); !strings.Contains(got, "hl-") {
+		t.Fatalf("not highlighted with time to spare: %.80s", got)
+	}
+	if h.len() != 1 {
+		t.Fatalf("%d cached, want 1", h.len())
+	}
+}
+
 func TestRendererConcurrent(t *testing.T) {
-	r := New()
+	unlimited := func() *Renderer {
+		r := New()
+		r.cache.budget = time.Hour
+		return r
+	}
+	r := unlimited()
 	var docs []string
 	for _, d := range corpus {
 		docs = append(docs, d.src)
@@ -154,7 +189,7 @@ func TestRendererConcurrent(t *testing.T) {
 	docs = append(docs, sampleReply(8000))
 	want := make([]string, len(docs))
 	for i, d := range docs {
-		want[i] = New().Markdown(d)
+		want[i] = unlimited().Markdown(d)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 4*len(docs))
