@@ -11,6 +11,7 @@ import (
 	"github.com/llembas/lembas/backend/audio"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/files"
 	"github.com/llembas/lembas/backend/generation"
@@ -41,9 +42,10 @@ type Deps struct {
 	// SelfTest registers the Diag facade, used only by the desktop tests.
 	SelfTest bool
 
-	Chat   *chat.Service
-	Gen    *generation.Service
-	Render *render.Renderer
+	Chat        *chat.Service
+	Connections *connections.Service
+	Gen         *generation.Service
+	Render      *render.Renderer
 
 	// Sharer runs the household server from the desktop app; nil elsewhere.
 	Sharer Sharer

@@ -7,7 +7,7 @@ import (
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
-	"github.com/llembas/lembas/backend/chat"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/store"
@@ -17,46 +17,46 @@ import (
 type Connections struct{ deps Deps }
 
 // List returns the connections, secrets masked.
-func (c *Connections) List(ctx context.Context) ([]chat.ConnectionView, error) {
-	return c.deps.Chat.ListConnections(ctx, user(ctx))
+func (c *Connections) List(ctx context.Context) ([]connections.View, error) {
+	return c.deps.Connections.List(ctx, user(ctx))
 }
 
 // Create adds a connection and lists its models.
-func (c *Connections) Create(ctx context.Context, in chat.ConnectionInput) (chat.ConnectionView, error) {
+func (c *Connections) Create(ctx context.Context, in connections.Input) (connections.View, error) {
 	a := manager(ctx)
-	return c.deps.Chat.CreateConnection(ctx, a, in)
+	return c.deps.Connections.Create(ctx, a, in)
 }
 
 // Update changes a connection; absent secrets are kept.
-func (c *Connections) Update(ctx context.Context, id ids.ConnectionID, in chat.ConnectionInput) (chat.ConnectionView, error) {
+func (c *Connections) Update(ctx context.Context, id ids.ConnectionID, in connections.Input) (connections.View, error) {
 	a := manager(ctx)
-	return c.deps.Chat.UpdateConnection(ctx, a, id, in)
+	return c.deps.Connections.Update(ctx, a, id, in)
 }
 
 // Delete removes a connection and its models.
 func (c *Connections) Delete(ctx context.Context, id ids.ConnectionID) error {
 	a := manager(ctx)
-	return c.deps.Chat.DeleteConnection(ctx, a, id)
+	return c.deps.Connections.Delete(ctx, a, id)
 }
 
 // Test lists a stored connection's models and says how it went.
-func (c *Connections) Test(ctx context.Context, id ids.ConnectionID) (chat.TestResult, error) {
-	return c.deps.Chat.TestConnection(ctx, user(ctx), id)
+func (c *Connections) Test(ctx context.Context, id ids.ConnectionID) (connections.TestResult, error) {
+	return c.deps.Connections.Test(ctx, user(ctx), id)
 }
 
 // TestDraft tests connection settings before they are saved.
-func (c *Connections) TestDraft(ctx context.Context, in chat.ConnectionInput) (chat.TestResult, error) {
-	return c.deps.Chat.TestDraft(ctx, in)
+func (c *Connections) TestDraft(ctx context.Context, in connections.Input) (connections.TestResult, error) {
+	return c.deps.Connections.TestDraft(ctx, in)
 }
 
 // RefreshModels lists the connection's models again.
-func (c *Connections) RefreshModels(ctx context.Context, id ids.ConnectionID) (chat.RefreshResult, error) {
-	return c.deps.Chat.RefreshModels(ctx, user(ctx), id)
+func (c *Connections) RefreshModels(ctx context.Context, id ids.ConnectionID) (connections.RefreshResult, error) {
+	return c.deps.Connections.RefreshModels(ctx, user(ctx), id)
 }
 
 // Discover finds model servers on this machine's usual ports (first run).
-func (c *Connections) Discover(ctx context.Context) ([]chat.LocalServer, error) {
-	return c.deps.Chat.Discover(ctx, user(ctx))
+func (c *Connections) Discover(ctx context.Context) ([]connections.LocalServer, error) {
+	return c.deps.Connections.Discover(ctx, user(ctx))
 }
 
 // Models is the facade for models.

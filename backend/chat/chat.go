@@ -1,9 +1,9 @@
 // Package chat is the chat service: it turns a user's turn into a request
 // for the right endpoint (model, connection, system prompt and parameters
 // with chat > model > instance precedence), starts the reply in the
-// generation service, and handles regenerate, continue and edit-rewind. It
-// also manages connections (with their encrypted secrets) and model
-// discovery.
+// generation service, and handles regenerate, continue and edit-rewind,
+// automatic titles and unread markers. Connections and their clients are
+// backend/connections'.
 package chat
 
 import (
@@ -21,32 +21,25 @@ import (
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/attach"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
-	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/store"
 )
 
 // Service is the chat service.
 type Service struct {
-	db   *store.DB
-	gen  *generation.Service
-	bus  events.Publisher
-	keys func() (*secrets.Keeper, error)
-	log  *slog.Logger
-	// LLMOptions are used for every client (tests shorten the timeouts).
-	llmOpt llm.Options
-	// SelfPort is our own --serve port, never probed for local servers.
-	selfPort int
+	db    *store.DB
+	gen   *generation.Service
+	conns *connections.Service
+	bus   events.Publisher
+	log   *slog.Logger
 	// readFile reads an attachment's stored bytes by storage name.
 	readFile func(name string) ([]byte, error)
 	// maxFiles bounds the attachments of one message.
 	maxFiles int
-
-	mu      sync.Mutex
-	clients map[ids.ConnectionID]cachedClient
 
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
@@ -65,15 +58,8 @@ func (s *Service) lockChat(id ids.ChatID) func() {
 // Wait waits for background work such as automatic titles (at shutdown).
 func (s *Service) Wait() { s.bg.Wait() }
 
-type cachedClient struct {
-	updatedAt int64
-	client    *llm.Client
-}
-
 // Options configure a Service.
 type Options struct {
-	LLM      llm.Options
-	SelfPort int
 	// ReadFile reads an attachment's bytes by storage name (backend/files);
 	// nil means images cannot be sent.
 	ReadFile func(name string) ([]byte, error)
@@ -82,12 +68,12 @@ type Options struct {
 }
 
 // New returns the service.
-func New(db *store.DB, gen *generation.Service, bus events.Publisher, keys func() (*secrets.Keeper, error), log *slog.Logger, opt Options) *Service {
+func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus events.Publisher, log *slog.Logger, opt Options) *Service {
 	if opt.MaxFiles <= 0 {
 		opt.MaxFiles = 10
 	}
-	return &Service{db: db, gen: gen, bus: bus, keys: keys, log: log, llmOpt: opt.LLM, selfPort: opt.SelfPort,
-		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, clients: map[ids.ConnectionID]cachedClient{}}
+	return &Service{db: db, gen: gen, conns: conns, bus: bus, log: log,
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.
@@ -440,7 +426,7 @@ func (s *Service) target(ctx context.Context, user ids.UserID, chat store.Chat) 
 	if err != nil {
 		return target{}, err
 	}
-	client, conn, err := s.Client(ctx, user, model.ConnectionID)
+	client, conn, err := s.conns.Client(ctx, user, model.ConnectionID)
 	if err != nil {
 		return target{}, err
 	}
@@ -625,11 +611,8 @@ func firstNonEmpty(ss ...string) string {
 
 // replyDone runs after a reply's final row is written.
 func (s *Service) replyDone(ctx context.Context, out generation.Outcome, client *llm.Client, model store.Model, conn store.Connection) {
-	if out.StreamOptionsRejected && !conn.NoStreamOptions {
-		if err := s.db.SetConnectionStatus(ctx, conn.ID, "", conn.ModelsRefreshedAt, true); err != nil {
-			s.log.Warn("remember stream_options refusal", "connection", conn.ID, "err", err)
-		}
-		s.forgetClient(conn.ID)
+	if out.StreamOptionsRejected {
+		s.conns.RefusesStreamOptions(ctx, conn)
 	}
 	// The final row marked the chat unread (generation.finish); say so.
 	s.Notify(out.User, out.Chat, "unread")

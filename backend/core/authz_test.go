@@ -361,7 +361,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Chat.RefreshModels(ctx, A, pconn.ID); err != nil {
+	if _, err := c.Connections.RefreshModels(ctx, A, pconn.ID); err != nil {
 		t.Fatal(err)
 	}
 	pmodels, _, err := c.DB.ListModels(ctx, A, store.ModelFilter{ConnectionID: pconn.ID})

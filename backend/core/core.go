@@ -29,6 +29,7 @@ import (
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/drops"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/files"
@@ -103,12 +104,14 @@ type Core struct {
 	Render     *render.Renderer
 	Gen        *generation.Service
 	Chat       *chat.Service
-	Accounts   *auth.Accounts
-	Sessions   *auth.Sessions
-	Perms      *auth.Permissions
-	Limiter    *auth.LoginLimiter
-	Files      *files.Service
-	Audio      *audio.Service
+	// Connections owns the endpoints, their secrets and model refresh.
+	Connections *connections.Service
+	Accounts    *auth.Accounts
+	Sessions    *auth.Sessions
+	Perms       *auth.Permissions
+	Limiter     *auth.LoginLimiter
+	Files       *files.Service
+	Audio       *audio.Service
 	// Drops shelves files dropped onto the desktop window until the
 	// window claims them through the desktop mount.
 	Drops *drops.Shelf
@@ -233,8 +236,8 @@ func (c *Core) open(ctx context.Context) error {
 	db.OnFilesReleased(c.Files.Remove)
 	c.Audio = audio.New(db, c.Secrets, c.Log, audio.Options{Guard: c.opt.AudioGuard})
 	c.Drops = drops.New()
-	c.Chat = chat.New(db, c.Gen, c.Bus, c.Secrets, c.Log, chat.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort,
-		ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
+	c.Connections = connections.New(db, c.Secrets, c.Log, connections.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
+	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
 	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})
@@ -254,27 +257,28 @@ func (c *Core) open(ctx context.Context) error {
 
 	c.Dispatcher = api.NewDispatcher(c.Log)
 	c.deps = api.Deps{
-		DB:         db,
-		Bus:        c.Bus,
-		Version:    c.opt.Version,
-		Mode:       string(c.opt.Mode),
-		BuildTags:  c.opt.BuildTags,
-		DataDir:    cfg.DataDir,
-		KeySource:  c.KeySource,
-		OpenURL:    c.opt.OpenURL,
-		Notify:     c.opt.Notify,
-		TrayStatus: c.opt.TrayStatus,
-		Sharer:     c.opt.Sharer,
-		SelfTest:   cfg.SelfTest,
-		Chat:       c.Chat,
-		Gen:        c.Gen,
-		Render:     c.Render,
-		Accounts:   c.Accounts,
-		Sessions:   c.Sessions,
-		Perms:      c.Perms,
-		Limiter:    c.Limiter,
-		Files:      c.Files,
-		Audio:      c.Audio,
+		DB:          db,
+		Bus:         c.Bus,
+		Version:     c.opt.Version,
+		Mode:        string(c.opt.Mode),
+		BuildTags:   c.opt.BuildTags,
+		DataDir:     cfg.DataDir,
+		KeySource:   c.KeySource,
+		OpenURL:     c.opt.OpenURL,
+		Notify:      c.opt.Notify,
+		TrayStatus:  c.opt.TrayStatus,
+		Sharer:      c.opt.Sharer,
+		SelfTest:    cfg.SelfTest,
+		Chat:        c.Chat,
+		Connections: c.Connections,
+		Gen:         c.Gen,
+		Render:      c.Render,
+		Accounts:    c.Accounts,
+		Sessions:    c.Sessions,
+		Perms:       c.Perms,
+		Limiter:     c.Limiter,
+		Files:       c.Files,
+		Audio:       c.Audio,
 	}
 	api.RegisterAll(c.Dispatcher, c.deps)
 	return nil
