@@ -8,11 +8,9 @@ package chat
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/apperr"
-	"github.com/llembas/lembas/backend/attach"
 	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/generation"
@@ -504,111 +501,6 @@ func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, 
 	return tgt, nil
 }
 
-// request builds the request of the chat's next reply from the newest
-// turns that fit the model's context (selectHistory) on the path ending at
-// message from (0: the chat's newest), and says how many earlier turns were
-// left out; pending is a turn to end with that is not stored yet. Memory
-// here does not grow with the chat.
-func (s *Service) request(ctx context.Context, user ids.UserID, from ids.MessageID, cont *store.Message, pending *newTurn, tgt target) (llm.ChatRequest, int, error) {
-	chat, model := tgt.chat, tgt.model
-	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
-	if err != nil {
-		return llm.ChatRequest{}, 0, err
-	}
-	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
-	h, err := s.selectHistory(ctx, user, chat.ID, from, requestBudget(chat, model, system, cont != nil), model.Capabilities.Vision, pending)
-	if err != nil {
-		return llm.ChatRequest{}, 0, err
-	}
-	files, err := s.turnFiles(ctx, user, h.msgs, model.Capabilities.Vision)
-	if err != nil {
-		return llm.ChatRequest{}, 0, err
-	}
-	if pending != nil && len(pending.files) > 0 {
-		if files == nil {
-			files = map[ids.MessageID][]turnFile{}
-		}
-		for _, a := range pending.files {
-			f, err := s.turnFile(a, model.Capabilities.Vision)
-			if err != nil {
-				return llm.ChatRequest{}, 0, err
-			}
-			files[pendingID] = append(files[pendingID], f)
-		}
-	}
-	return buildRequest(chat, model, instancePrompt, h.msgs, cont, files), h.omitted, nil
-}
-
-// buildRequest assembles the messages (reasoning is never replayed) and the
-// parameters with chat > model > instance precedence.
-//
-// A user turn's documents go in before its text as delimited blocks naming
-// each file; its images go as image_url parts (data URIs) only when the
-// model is marked vision, and only then is the content an array of parts:
-// a text-only turn stays a plain string, which every endpoint takes.
-func buildRequest(chat store.Chat, model store.Model, instancePrompt string, path []store.Message, cont *store.Message, files map[ids.MessageID][]turnFile) llm.ChatRequest {
-	req := llm.ChatRequest{Model: model.UpstreamID, Params: map[string]any{}}
-	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
-	if strings.TrimSpace(system) != "" {
-		req.Messages = append(req.Messages, llm.Message{Role: "system", Content: system})
-	}
-	for _, m := range path {
-		if m.Role != store.RoleUser && m.Role != store.RoleAssistant {
-			continue
-		}
-		if m.Role == store.RoleAssistant && m.Status == store.StatusStreaming {
-			continue
-		}
-		if m.Role == store.RoleAssistant && m.Content == "" {
-			continue // a failed reply with nothing in it is no context
-		}
-		if m.Role == store.RoleUser && len(files[m.ID]) > 0 {
-			req.Messages = append(req.Messages, userTurn(m.Content, files[m.ID], model.Capabilities.Vision))
-			continue
-		}
-		req.Messages = append(req.Messages, llm.Message{Role: string(m.Role), Content: m.Content})
-	}
-	if cont != nil {
-		// The model sees its own unfinished reply as the last assistant
-		// turn, plus a nudge: most chat templates cannot resume a turn.
-		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: "Continue exactly where your last reply stopped, without repeating anything."})
-	}
-	// Params' JSON names are the request's: the chat's fields override the
-	// model's, and an empty effort means none.
-	for k, v := range mergeParams(chat.Params, model.Params) {
-		if k == "reasoning_effort" {
-			if e, _ := v.(string); e != "" {
-				req.ReasoningEffort = e
-			}
-			continue
-		}
-		req.Params[k] = v
-	}
-	return req
-}
-
-// mergeParams takes each parameter from the chat, else the model, as the
-// request fields they are named after.
-func mergeParams(chat, model store.Params) map[string]any {
-	out := map[string]any{}
-	for _, p := range []store.Params{model, chat} {
-		b, _ := json.Marshal(p)
-		var m map[string]any
-		json.Unmarshal(b, &m)
-		maps.Copy(out, m)
-	}
-	return out
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if strings.TrimSpace(s) != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // replyDone runs after a reply's final row is written.
 func (s *Service) replyDone(ctx context.Context, out generation.Outcome, client *llm.Client, model store.Model, conn store.Connection) {
 	if out.StreamOptionsRejected {
@@ -779,40 +671,4 @@ func (s *Service) turnFile(a store.Attachment, vision bool) (turnFile, error) {
 		}
 	}
 	return f, nil
-}
-
-// userTurn builds a user message with attachments.
-func userTurn(content string, files []turnFile, vision bool) llm.Message {
-	var docs []string
-	var images []llm.ContentPart
-	for _, f := range files {
-		switch f.Kind {
-		case "image":
-			if vision {
-				images = append(images, llm.ContentPart{Type: "image_url", ImageURL: attach.ImageDataURI(f.MIME, f.Data)})
-			} else {
-				// The model is told an image was there, so it can say it
-				// cannot see it instead of answering as if it had.
-				docs = append(docs, fmt.Sprintf("[An image, %s, is attached here, but this model cannot see images.]",
-					strings.NewReplacer("[", "(", "]", ")").Replace(f.DisplayName)))
-			}
-		default:
-			docs = append(docs, attach.DocumentContext(f.DisplayName, f.Text, f.Note))
-		}
-	}
-	text := content
-	if len(docs) > 0 {
-		text = strings.Join(docs, "\n\n")
-		if strings.TrimSpace(content) != "" {
-			text += "\n\n" + content
-		}
-	}
-	if len(images) == 0 {
-		return llm.Message{Role: "user", Content: text}
-	}
-	parts := make([]llm.ContentPart, 0, len(images)+1)
-	if strings.TrimSpace(text) != "" {
-		parts = append(parts, llm.TextPart(text))
-	}
-	return llm.Message{Role: "user", Parts: append(parts, images...)}
 }
