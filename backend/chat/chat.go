@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -148,8 +147,8 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		mid := in.ModelID
 		st.New = store.NewChat{ModelID: &mid, SystemPrompt: in.SystemPrompt}
 		if in.Params != nil {
-			if e := in.Params.ReasoningEffort; e != nil && *e != "" && !slices.Contains(llm.Efforts, *e) {
-				return Turn{}, apperr.New(apperr.Invalid, "unknown reasoning effort %q (want %s)", *e, strings.Join(llm.Efforts, ", "))
+			if err := llm.CheckEffort(in.Params.ReasoningEffort); err != nil {
+				return Turn{}, err
 			}
 			st.New.Params = *in.Params
 		}
