@@ -174,8 +174,8 @@ func (a *Admin) Users(ctx context.Context, q UserQuery) (UserList, error) {
 	return UserList{Users: views(rows, userView), Total: total}, nil
 }
 
-func (a *Admin) userView(ctx context.Context, id ids.UserID) (UserView, error) {
-	r, err := a.accounts.User(ctx, id)
+// userResult is a changed user as the admin page gets it back.
+func userResult(r store.UserRow, err error) (UserView, error) {
 	if err != nil {
 		return UserView{}, err
 	}
@@ -196,24 +196,18 @@ func (a *Admin) CreateUser(ctx context.Context, in NewUserInput) (UserView, erro
 	if err != nil {
 		return UserView{}, auth.AccountErr(err, "user")
 	}
-	return a.userView(ctx, ids.UserID(u.ID))
+	return userResult(a.accounts.User(ctx, ids.UserID(u.ID)))
 }
 
 // SetStatus approves (active), disables or parks (pending) a user. Leaving
 // active signs the user out everywhere at once.
 func (a *Admin) SetStatus(ctx context.Context, id ids.UserID, status string) (UserView, error) {
-	if err := a.accounts.SetStatus(ctx, user(ctx), id, status); err != nil {
-		return UserView{}, err
-	}
-	return a.userView(ctx, id)
+	return userResult(a.accounts.SetStatus(ctx, user(ctx), id, status))
 }
 
 // SetAdmin promotes or demotes a user.
 func (a *Admin) SetAdmin(ctx context.Context, id ids.UserID, admin bool) (UserView, error) {
-	if err := a.accounts.SetAdmin(ctx, id, admin); err != nil {
-		return UserView{}, err
-	}
-	return a.userView(ctx, id)
+	return userResult(a.accounts.SetAdmin(ctx, id, admin))
 }
 
 // ResetPassword sets a user's password and signs them out everywhere.

@@ -63,21 +63,28 @@ func (a *Accounts) User(ctx context.Context, id ids.UserID) (store.UserRow, erro
 }
 
 // SetStatus approves (active), disables or parks (pending) user id, as
-// administrator admin, who cannot disable themselves. Leaving active signs
-// the user out everywhere at once (the store does it in the same write).
-func (a *Accounts) SetStatus(ctx context.Context, admin, id ids.UserID, status string) error {
+// administrator admin, who cannot disable themselves, and returns the
+// user's row. Leaving active signs the user out everywhere at once (the
+// store does it in the same write).
+func (a *Accounts) SetStatus(ctx context.Context, admin, id ids.UserID, status string) (store.UserRow, error) {
 	if id == admin && status != store.StatusActive {
-		return apperr.New(apperr.Invalid, "You cannot disable your own account.")
+		return store.UserRow{}, apperr.New(apperr.Invalid, "You cannot disable your own account.")
 	}
 	if status != store.StatusActive && status != store.StatusPending && status != store.StatusDisabled {
-		return apperr.New(apperr.Invalid, "status is active, pending or disabled, not %q", status)
+		return store.UserRow{}, apperr.New(apperr.Invalid, "status is active, pending or disabled, not %q", status)
 	}
-	return AccountErr(a.db.SetStatus(ctx, id, status), "user")
+	if err := a.db.SetStatus(ctx, id, status); err != nil {
+		return store.UserRow{}, AccountErr(err, "user")
+	}
+	return a.User(ctx, id)
 }
 
-// SetAdmin promotes or demotes a user.
-func (a *Accounts) SetAdmin(ctx context.Context, id ids.UserID, admin bool) error {
-	return AccountErr(a.db.SetAdmin(ctx, id, admin), "user")
+// SetAdmin promotes or demotes a user and returns the user's row.
+func (a *Accounts) SetAdmin(ctx context.Context, id ids.UserID, admin bool) (store.UserRow, error) {
+	if err := a.db.SetAdmin(ctx, id, admin); err != nil {
+		return store.UserRow{}, AccountErr(err, "user")
+	}
+	return a.User(ctx, id)
 }
 
 // List returns a user's sessions, newest first.
