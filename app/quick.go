@@ -10,9 +10,9 @@ import (
 
 	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
 
-	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/settings"
 )
 
 // Quick chat is the one window (Wails v2 has one per process) switched to a
@@ -174,7 +174,7 @@ func (d *desktop) quickChat() ids.ChatID {
 	if err != nil {
 		return 0
 	}
-	p := api.DesktopPrefsFrom(m)
+	p := settings.DesktopPrefsFrom(m)
 	if !p.QuickContinue || p.QuickChat == 0 {
 		return 0
 	}
@@ -200,7 +200,7 @@ func (d *desktop) closeToTray() bool {
 		return true // closing quick chat is Escape
 	}
 	m, err := d.core.DB.Prefs(context.Background(), d.core.Owner.ID)
-	return err == nil && api.DesktopPrefsFrom(m).CloseToTray
+	return err == nil && settings.DesktopPrefsFrom(m).CloseToTray
 }
 
 // windowToSave is the full window's size and place, also while quick chat

@@ -3,16 +3,12 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
-	"time"
 
-	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
-	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -85,10 +81,10 @@ func (c *Chats) message(m store.Message) MessageView {
 	switch {
 	case m.Role != store.RoleAssistant:
 	case m.Status == store.StatusFinal || m.Status == store.StatusStreaming:
-		v.HTML = c.deps.Render.Markdown(m.Content)
+		v.HTML = c.render.Markdown(m.Content)
 	default:
 		// Ended early: what it left open is closed, as its final frame was.
-		v.HTML = c.deps.Render.Partial(m.Content)
+		v.HTML = c.render.Partial(m.Content)
 	}
 	if len(v.Metrics) == 0 || string(v.Metrics) == "{}" {
 		v.Metrics = nil
@@ -97,28 +93,35 @@ func (c *Chats) message(m store.Message) MessageView {
 }
 
 // Chats is the facade for the caller's chats.
-type Chats struct{ deps Deps }
+type Chats struct {
+	chat    *chat.Service
+	render  *render.Renderer
+	permits Permits
+}
+
+// NewChats returns the Chats facade.
+func NewChats(chat *chat.Service, render *render.Renderer, permits Permits) *Chats {
+	return &Chats{chat: chat, render: render, permits: permits}
+}
 
 // List returns the caller's chats (not the trash), pinned first, newest first.
 func (c *Chats) List(ctx context.Context) ([]ChatSummary, error) {
-	list, err := c.deps.DB.ListChats(ctx, user(ctx), store.ChatFilter{})
+	list, err := c.chat.List(ctx, user(ctx))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ChatSummary, 0, len(list))
-	for _, ch := range list {
-		s := summary(ch)
-		s.Streaming = s.Streaming && c.deps.Gen.Running(ch.ID)
-		out = append(out, s)
-	}
-	return out, nil
+	return views(list, func(ch chat.Listed) ChatSummary {
+		s := summary(ch.Chat)
+		s.Streaming = ch.Streaming
+		return s
+	}), nil
 }
 
 // Get returns one chat.
 func (c *Chats) Get(ctx context.Context, id ids.ChatID) (ChatView, error) {
-	ch, err := c.deps.DB.ChatByID(ctx, user(ctx), id)
+	ch, err := c.chat.Get(ctx, user(ctx), id)
 	if err != nil {
-		return ChatView{}, storeErr(err, "chat")
+		return ChatView{}, err
 	}
 	return chatView(ch), nil
 }
@@ -132,30 +135,15 @@ type MessagesPage struct {
 // Messages returns the newest page of messages before beforeID (0: the
 // newest), in chronological order.
 func (c *Chats) Messages(ctx context.Context, chatID ids.ChatID, beforeID ids.MessageID, limit int) (MessagesPage, error) {
-	if limit <= 0 || limit > 200 {
-		limit = 50
-	}
-	msgs, more, err := c.deps.DB.MessagesPage(ctx, user(ctx), chatID, beforeID, limit)
-	if err != nil {
-		return MessagesPage{}, storeErr(err, "chat")
-	}
-	out := MessagesPage{Messages: make([]MessageView, 0, len(msgs)), HasMore: more}
-	var turns []ids.MessageID
-	for _, m := range msgs {
-		if m.Role == store.RoleUser {
-			turns = append(turns, m.ID)
-		}
-	}
-	files, err := c.deps.DB.AttachmentsOf(ctx, user(ctx), turns)
+	page, err := c.chat.Messages(ctx, user(ctx), chatID, beforeID, limit)
 	if err != nil {
 		return MessagesPage{}, err
 	}
-	for _, m := range msgs {
+	return MessagesPage{HasMore: page.HasMore, Messages: views(page.Messages, func(m store.Message) MessageView {
 		v := c.message(m)
-		v.Attachments = attachmentViews(files[m.ID])
-		out.Messages = append(out.Messages, v)
-	}
-	return out, nil
+		v.Attachments = attachmentViews(page.Files[m.ID])
+		return v
+	})}, nil
 }
 
 // TurnView is what Send and Edit return.
@@ -175,18 +163,18 @@ func (c *Chats) turn(t chat.Turn) TurnView {
 // starts the reply in the background.
 func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
 	if len(in.Attachments) > 0 {
-		if err := c.deps.require(ctx, auth.FilesUpload); err != nil {
+		if err := c.permits.Require(ctx, auth.FilesUpload); err != nil {
 			return TurnView{}, err
 		}
 	}
 	// A new chat takes its settings from the first message: the same
 	// permission as changing them later with Update.
 	if in.ChatID == 0 && (in.Params != nil || in.SystemPrompt != "") {
-		if err := c.deps.require(ctx, auth.ChatParams); err != nil {
+		if err := c.permits.Require(ctx, auth.ChatParams); err != nil {
 			return TurnView{}, err
 		}
 	}
-	t, err := c.deps.Chat.Send(ctx, user(ctx), in)
+	t, err := c.chat.Send(ctx, user(ctx), in)
 	if err != nil {
 		return TurnView{}, err
 	}
@@ -195,12 +183,12 @@ func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
 
 // Stop aborts the chat's running reply, keeping what arrived.
 func (c *Chats) Stop(ctx context.Context, id ids.ChatID) error {
-	return c.deps.Chat.Stop(ctx, user(ctx), id)
+	return c.chat.Stop(ctx, user(ctx), id)
 }
 
 // Regenerate replaces the last reply.
 func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, error) {
-	m, err := c.deps.Chat.Regenerate(ctx, user(ctx), id)
+	m, err := c.chat.Regenerate(ctx, user(ctx), id)
 	if err != nil {
 		return MessageView{}, err
 	}
@@ -209,7 +197,7 @@ func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, err
 
 // Continue extends a reply cut off by the length limit or interrupted.
 func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error) {
-	m, err := c.deps.Chat.Continue(ctx, user(ctx), id)
+	m, err := c.chat.Continue(ctx, user(ctx), id)
 	if err != nil {
 		return MessageView{}, err
 	}
@@ -219,28 +207,18 @@ func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error
 // Edit changes a user turn, deletes every later message and starts a reply.
 // attachments, when given (even empty), replace the turn's files.
 func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, attachments []ids.AttachmentID) (TurnView, error) {
-	if len(attachments) > 0 {
-		// Keeping some of the turn's own files needs no permission; adding
-		// one does (so that losing files.upload does not lock a turn's
-		// files in place).
-		have, err := c.deps.DB.AttachmentsOf(ctx, user(ctx), []ids.MessageID{id})
-		if err != nil {
+	// Keeping some of the turn's own files needs no permission; adding one
+	// does.
+	adds, err := c.chat.AddsFiles(ctx, user(ctx), id, attachments)
+	if err != nil {
+		return TurnView{}, err
+	}
+	if adds {
+		if err := c.permits.Require(ctx, auth.FilesUpload); err != nil {
 			return TurnView{}, err
 		}
-		own := map[ids.AttachmentID]bool{}
-		for _, a := range have[id] {
-			own[a.ID] = true
-		}
-		for _, a := range attachments {
-			if !own[a] {
-				if err := c.deps.require(ctx, auth.FilesUpload); err != nil {
-					return TurnView{}, err
-				}
-				break
-			}
-		}
 	}
-	t, err := c.deps.Chat.Edit(ctx, user(ctx), id, content, attachments)
+	t, err := c.chat.Edit(ctx, user(ctx), id, content, attachments)
 	if err != nil {
 		return TurnView{}, err
 	}
@@ -263,111 +241,54 @@ type ChatPatchInput struct {
 // or pin.
 func (c *Chats) Update(ctx context.Context, id ids.ChatID, in ChatPatchInput) (ChatView, error) {
 	if in.Params != nil || in.SystemPrompt != nil {
-		if err := c.deps.require(ctx, auth.ChatParams); err != nil {
+		if err := c.permits.Require(ctx, auth.ChatParams); err != nil {
 			return ChatView{}, err
 		}
 	}
-	u := user(ctx)
-	p := store.ChatPatch{Title: in.Title, Folder: in.FolderID, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned}
+	p := chat.Patch{Title: in.Title, Folder: in.FolderID, Model: in.ModelID, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned}
 	if in.ClearFolder {
 		p.Folder = store.Null[ids.FolderID]()
 	}
-	if in.Title != nil {
-		t := strings.TrimSpace(*in.Title)
-		if len(t) > 200 {
-			return ChatView{}, apperr.New(apperr.Invalid, "the title is too long")
-		}
-		p.Title = &t
-	}
-	if in.Params != nil && in.Params.ReasoningEffort != nil && *in.Params.ReasoningEffort != "" {
-		if !validEffort(*in.Params.ReasoningEffort) {
-			return ChatView{}, apperr.New(apperr.Invalid, "unknown reasoning effort %q (want %s)", *in.Params.ReasoningEffort, strings.Join(llm.Efforts, ", "))
-		}
-	}
-	if in.ModelID != nil {
-		m, err := c.deps.DB.ModelByID(ctx, u, *in.ModelID)
-		if err != nil {
-			return ChatView{}, storeErr(err, "model")
-		}
-		if !m.Enabled {
-			return ChatView{}, apperr.New(apperr.Conflict, "that model is disabled")
-		}
-		p.Model = store.Some(*in.ModelID)
-	}
-	ch, err := c.deps.DB.UpdateChat(ctx, u, id, p)
+	ch, err := c.chat.Update(ctx, user(ctx), id, p)
 	if err != nil {
-		return ChatView{}, storeErr(err, "chat")
+		return ChatView{}, err
 	}
-	c.deps.Chat.Notify(u, id, "updated")
 	return chatView(ch), nil
-}
-
-func validEffort(e string) bool {
-	for _, v := range llm.Efforts {
-		if v == e {
-			return true
-		}
-	}
-	return false
 }
 
 // SaveDraft keeps the composer's unsent text for the chat.
 func (c *Chats) SaveDraft(ctx context.Context, id ids.ChatID, text string) error {
-	if len(text) > chat.MaxMessage {
-		return apperr.New(apperr.Invalid, "the draft is too long")
-	}
-	_, err := c.deps.DB.UpdateChat(ctx, user(ctx), id, store.ChatPatch{Draft: &text})
-	return storeErr(err, "chat")
+	return c.chat.SaveDraft(ctx, user(ctx), id, text)
 }
 
 // MarkRead clears the chat's unread marker.
 func (c *Chats) MarkRead(ctx context.Context, id ids.ChatID) error {
-	return storeErr(c.deps.DB.MarkRead(ctx, user(ctx), id), "chat")
+	return c.chat.MarkRead(ctx, user(ctx), id)
 }
 
 // Trash moves a chat to the trash (undo with Restore). A running reply is
 // stopped first.
 func (c *Chats) Trash(ctx context.Context, id ids.ChatID) error {
-	u := user(ctx)
-	if err := c.deps.DB.TrashChat(ctx, u, id); err != nil {
-		return storeErr(err, "chat")
-	}
-	c.deps.Gen.Stop(u, id)
-	c.deps.Chat.Notify(u, id, "trashed")
-	return nil
+	return c.chat.Trash(ctx, user(ctx), id)
 }
 
 // Restore takes a chat out of the trash.
 func (c *Chats) Restore(ctx context.Context, id ids.ChatID) error {
-	u := user(ctx)
-	if err := c.deps.DB.RestoreChat(ctx, u, id); err != nil {
-		return storeErr(err, "chat")
-	}
-	c.deps.Chat.Notify(u, id, "restored")
-	return nil
+	return c.chat.Restore(ctx, user(ctx), id)
 }
 
 // ListTrash returns the caller's trashed chats.
 func (c *Chats) ListTrash(ctx context.Context) ([]ChatSummary, error) {
-	list, err := c.deps.DB.ListTrash(ctx, user(ctx))
+	list, err := c.chat.ListTrash(ctx, user(ctx))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ChatSummary, 0, len(list))
-	for _, ch := range list {
-		out = append(out, summary(ch))
-	}
-	return out, nil
+	return views(list, summary), nil
 }
 
 // EmptyTrash deletes every trashed chat of the caller for good.
 func (c *Chats) EmptyTrash(ctx context.Context) (int, error) {
-	n, err := c.deps.DB.EmptyTrash(ctx, user(ctx), time.Now().UnixMilli())
-	if err != nil {
-		return 0, err
-	}
-	c.deps.Chat.Notify(user(ctx), 0, "deleted")
-	return n, nil
+	return c.chat.EmptyTrash(ctx, user(ctx))
 }
 
 // SearchHit is one search result. Snippet is HTML: escaped text with
@@ -383,19 +304,14 @@ type SearchHit struct {
 
 // Search finds the query in the caller's chat titles and messages.
 func (c *Chats) Search(ctx context.Context, query string) ([]SearchHit, error) {
-	if len(query) > 500 {
-		return nil, apperr.New(apperr.Invalid, "the search is too long")
-	}
-	hits, err := c.deps.DB.Search(ctx, user(ctx), query, 50)
+	hits, err := c.chat.Search(ctx, user(ctx), query)
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, err
 	}
-	out := make([]SearchHit, 0, len(hits))
-	for _, h := range hits {
-		out = append(out, SearchHit{ChatID: h.ChatID, ChatTitle: h.ChatTitle, MessageID: h.MessageID,
-			Snippet: h.Snippet, Role: h.Role, CreatedAt: h.CreatedAt})
-	}
-	return out, nil
+	return views(hits, func(h store.Hit) SearchHit {
+		return SearchHit{ChatID: h.ChatID, ChatTitle: h.ChatTitle, MessageID: h.MessageID,
+			Snippet: h.Snippet, Role: h.Role, CreatedAt: h.CreatedAt}
+	}), nil
 }
 
 // LiveReply is the running reply of a chat, for a follower attaching
@@ -407,13 +323,9 @@ type LiveReply struct {
 
 // Live returns the chat's running (or just finished) reply, or null.
 func (c *Chats) Live(ctx context.Context, id ids.ChatID) (*LiveReply, error) {
-	u := user(ctx)
-	if _, err := c.deps.DB.ChatByID(ctx, u, id); err != nil {
-		return nil, storeErr(err, "chat")
-	}
-	f, ok := c.deps.Gen.Live(u, id)
-	if !ok {
-		return nil, nil
+	f, ok, err := c.chat.Live(ctx, user(ctx), id)
+	if err != nil || !ok {
+		return nil, err
 	}
 	return &LiveReply{MessageID: f.MessageID, Frame: f}, nil
 }

@@ -187,7 +187,7 @@ func (d *Dispatcher) call(ctx context.Context, method string, args []byte) (out 
 	}()
 	require := d.require
 	if require == nil {
-		require = Deps{}.require
+		require = Permits{}.Require
 	}
 	// After decoding, as the methods' own checks came before: a refused
 	// call answers as it did when each method checked for itself.

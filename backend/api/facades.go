@@ -4,25 +4,58 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/llembas/lembas/backend/apperr"
-	"github.com/llembas/lembas/backend/audio"
-	"github.com/llembas/lembas/backend/auth"
-	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/events"
-	"github.com/llembas/lembas/backend/files"
-	"github.com/llembas/lembas/backend/generation"
-	"github.com/llembas/lembas/backend/ids"
-	"github.com/llembas/lembas/backend/render"
-	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/settings"
 )
 
-// Deps is what the facades need from the running instance.
-type Deps struct {
-	DB        *store.DB
-	Bus       events.Publisher
+// Facades are the facades of one instance, each built by its constructor
+// with only what it needs. Diag is nil unless the self-test asks for it.
+type Facades struct {
+	App         *App
+	Prefs       *Prefs
+	Chats       *Chats
+	Models      *Models
+	Connections *Connections
+	Folders     *Folders
+	Account     *Account
+	Admin       *Admin
+	Files       *Files
+	Audio       *Audio
+	Sharing     *Sharing
+	Diag        *Diag
+}
+
+// RegisterAll registers every facade on d, each method behind its guard in
+// Table; permits answers the Perm guards.
+func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
+	d.require = permits.Require
+	for _, r := range []struct {
+		name   string
+		facade any
+	}{
+		{"App", f.App}, {"Prefs", f.Prefs}, {"Chats", f.Chats}, {"Models", f.Models},
+		{"Connections", f.Connections}, {"Folders", f.Folders}, {"Account", f.Account},
+		{"Admin", f.Admin}, {"Files", f.Files}, {"Audio", f.Audio}, {"Sharing", f.Sharing},
+	} {
+		d.Register(r.name, r.facade, Table[r.name])
+	}
+	if f.Diag != nil {
+		d.Register("Diag", f.Diag, Table["Diag"])
+	}
+}
+
+// App is the facade for facts about the running instance.
+type App struct {
+	instance *settings.Instance
+	about    About
+}
+
+// About is what the running process knows of itself, for App.Info and the
+// desktop's links and notifications.
+type About struct {
 	Version   string
 	Mode      string // "desktop" or "serve"
 	BuildTags []string
@@ -38,50 +71,14 @@ type Deps struct {
 	// TrayStatus says whether the desktop tray icon is registered, or why
 	// not; nil where there is no desktop.
 	TrayStatus func() string
-	// SelfTest registers the Diag facade, used only by the desktop tests.
+	// SelfTest says the Diag facade is registered (desktop tests).
 	SelfTest bool
-
-	Chat   *chat.Service
-	Gen    *generation.Service
-	Render *render.Renderer
-
-	// Sharer runs the household server from the desktop app; nil elsewhere.
-	Sharer Sharer
-
-	// Limiter bounds password checks (changing a password from a session).
-	Limiter *auth.LoginLimiter
-
-	// Accounts, Sessions and Perms are the account services (backend/auth).
-	Accounts *auth.Accounts
-	Sessions *auth.Sessions
-	Perms    *auth.Permissions
-
-	// Files keeps attachments and Audio talks to voice endpoints (issue 6).
-	Files *files.Service
-	Audio *audio.Service
 }
 
-// RegisterAll registers every facade on d, each method behind its guard in
-// Table.
-func RegisterAll(d *Dispatcher, deps Deps) {
-	d.require = deps.require
-	for _, f := range []struct {
-		name   string
-		facade any
-	}{
-		{"App", &App{deps}}, {"Prefs", &Prefs{deps}}, {"Chats", &Chats{deps}}, {"Models", &Models{deps}},
-		{"Connections", &Connections{deps}}, {"Folders", &Folders{deps}}, {"Account", &Account{deps}},
-		{"Admin", &Admin{deps}}, {"Files", &Files{deps}}, {"Audio", &Audio{deps}}, {"Sharing", &Sharing{deps}},
-	} {
-		d.Register(f.name, f.facade, Table[f.name])
-	}
-	if deps.SelfTest {
-		d.Register("Diag", &Diag{deps}, Table["Diag"])
-	}
+// NewApp returns the App facade.
+func NewApp(instance *settings.Instance, about About) *App {
+	return &App{instance: instance, about: about}
 }
-
-// App is the facade for facts about the running instance.
-type App struct{ deps Deps }
 
 // Info describes the running instance.
 type Info struct {
@@ -102,42 +99,39 @@ type Info struct {
 // Info returns version, paths, key location and row counts. Paths, the key's
 // home and instance-wide counts are for administrators only.
 func (a *App) Info(ctx context.Context) (Info, error) {
+	name, err := a.instance.Name(ctx)
+	if err != nil {
+		return Info{}, err
+	}
+	about := a.about
 	if !CallerFrom(ctx).Admin {
-		name, _, err := a.deps.DB.Setting(ctx, "instance_name")
-		if err != nil {
-			return Info{}, err
-		}
-		return Info{Version: a.deps.Version, Mode: a.deps.Mode, InstanceName: name, BuildTags: []string{},
-			Counts: map[string]int64{}, SelfTest: a.deps.SelfTest}, nil
+		return Info{Version: about.Version, Mode: about.Mode, InstanceName: name, BuildTags: []string{},
+			Counts: map[string]int64{}, SelfTest: about.SelfTest}, nil
 	}
-	counts, err := a.deps.DB.Counts(ctx)
+	st, err := a.instance.Stats(ctx)
 	if err != nil {
 		return Info{}, err
 	}
-	name, _, err := a.deps.DB.Setting(ctx, "instance_name")
-	if err != nil {
-		return Info{}, err
-	}
-	tags := a.deps.BuildTags
+	tags := about.BuildTags
 	if tags == nil {
 		tags = []string{}
 	}
 	tray := ""
-	if a.deps.TrayStatus != nil {
-		tray = a.deps.TrayStatus()
+	if about.TrayStatus != nil {
+		tray = about.TrayStatus()
 	}
 	return Info{
 		TrayStatus:   tray,
-		Version:      a.deps.Version,
-		Mode:         a.deps.Mode,
-		DataDir:      a.deps.DataDir,
-		DBPath:       a.deps.DB.Path(),
-		DBBytes:      a.deps.DB.Size(),
-		KeySource:    a.deps.KeySource(),
+		Version:      about.Version,
+		Mode:         about.Mode,
+		DataDir:      about.DataDir,
+		DBPath:       st.Path,
+		DBBytes:      st.Bytes,
+		KeySource:    about.KeySource(),
 		BuildTags:    tags,
 		InstanceName: name,
-		Counts:       counts,
-		SelfTest:     a.deps.SelfTest,
+		Counts:       st.Counts,
+		SelfTest:     about.SelfTest,
 	}, nil
 }
 
@@ -148,10 +142,10 @@ func (a *App) OpenURL(ctx context.Context, link string) error {
 	if err := CheckExternalURL(link); err != nil {
 		return err
 	}
-	if a.deps.OpenURL == nil {
+	if a.about.OpenURL == nil {
 		return apperr.New(apperr.Unavailable, "opening links is only possible in the desktop app")
 	}
-	if err := a.deps.OpenURL(link); err != nil {
+	if err := a.about.OpenURL(link); err != nil {
 		return apperr.Wrap(apperr.Unavailable, err, "could not open the link in a browser")
 	}
 	return nil
@@ -166,14 +160,14 @@ type Notification struct {
 // Notify shows a native notification (the desktop app tells the reader
 // that a reply finished in a chat they are not looking at).
 func (a *App) Notify(ctx context.Context, n Notification) error {
-	if a.deps.Notify == nil {
+	if a.about.Notify == nil {
 		return apperr.New(apperr.Unavailable, "notifications are only available in the desktop app")
 	}
 	title, body := clip(n.Title, 200), clip(n.Body, 1000)
 	if strings.TrimSpace(title) == "" {
 		title = "LLeMbas"
 	}
-	if err := a.deps.Notify(title, body); err != nil {
+	if err := a.about.Notify(title, body); err != nil {
 		return apperr.Wrap(apperr.Unavailable, err, "the desktop did not take the notification")
 	}
 	return nil
@@ -209,105 +203,31 @@ func CheckExternalURL(link string) error {
 }
 
 // Prefs is the facade for the caller's own preferences.
-type Prefs struct{ deps Deps }
+type Prefs struct{ prefs *settings.Prefs }
 
-// Preferences are one user's settings.
-type Preferences struct {
-	Theme string `json:"theme"`
-	// LastChat is the chat open last, reopened at the next start (0: none).
-	LastChat ids.ChatID `json:"lastChat"`
-	// DefaultModel is the user's choice for new chats (0: none), and
-	// InstanceDefaultModel the admin's; either may since have become
-	// unusable, in which case it reads 0.
-	DefaultModel         ids.ModelID `json:"defaultModel"`
-	InstanceDefaultModel ids.ModelID `json:"instanceDefaultModel"`
-	DesktopPrefs
-}
+// NewPrefs returns the Prefs facade.
+func NewPrefs(prefs *settings.Prefs) *Prefs { return &Prefs{prefs: prefs} }
+
+// Preferences are one user's settings (backend/settings).
+type Preferences = settings.Preferences
 
 // PreferencesPatch changes the fields that are set.
-type PreferencesPatch struct {
-	Theme        *string      `json:"theme,omitempty"`
-	LastChat     *ids.ChatID  `json:"lastChat,omitempty"`
-	DefaultModel *ids.ModelID `json:"defaultModel,omitempty"`
-	DesktopPatch
-}
-
-// Themes are the theme names the frontend knows.
-var Themes = []string{"moria", "shire"}
+type PreferencesPatch = settings.PreferencesPatch
 
 // Get returns the caller's preferences.
-func (p *Prefs) Get(ctx context.Context) (Preferences, error) {
-	m, err := p.deps.DB.Prefs(ctx, CallerFrom(ctx).UserID)
-	if err != nil {
-		return Preferences{}, err
-	}
-	last, _ := strconv.ParseInt(m["last_chat"], 10, 64)
-	def, _ := strconv.ParseInt(m["default_model"], 10, 64)
-	out := Preferences{Theme: m["theme"], LastChat: ids.ChatID(last),
-		DefaultModel: p.usable(ctx, ids.ModelID(def)), InstanceDefaultModel: p.usable(ctx, instanceDefaultModel(ctx, p.deps.DB)),
-		DesktopPrefs: desktopPrefs(m)}
-	return out, nil
-}
-
-// usable returns id if the caller may use that model, else 0.
-func (p *Prefs) usable(ctx context.Context, id ids.ModelID) ids.ModelID {
-	if id == 0 || p.deps.DB.CanSeeModel(ctx, user(ctx), id) != nil {
-		return 0
-	}
-	return id
-}
+func (p *Prefs) Get(ctx context.Context) (Preferences, error) { return p.prefs.Get(ctx, user(ctx)) }
 
 // Set changes the caller's preferences and tells the caller's other windows.
 func (p *Prefs) Set(ctx context.Context, patch PreferencesPatch) (Preferences, error) {
-	c := CallerFrom(ctx)
-	if patch.Theme != nil {
-		ok := false
-		for _, t := range Themes {
-			ok = ok || t == *patch.Theme
-		}
-		if !ok {
-			return Preferences{}, apperr.New(apperr.Invalid, "unknown theme %q (want %s)", *patch.Theme, strings.Join(Themes, " or "))
-		}
-		if err := p.deps.DB.SetPref(ctx, c.UserID, "theme", *patch.Theme); err != nil {
-			return Preferences{}, err
-		}
-	}
-	if patch.DefaultModel != nil {
-		if *patch.DefaultModel != 0 {
-			if err := p.deps.DB.CanSeeModel(ctx, user(ctx), *patch.DefaultModel); err != nil {
-				return Preferences{}, storeErr(err, "model")
-			}
-		}
-		if err := p.deps.DB.SetPref(ctx, c.UserID, "default_model", strconv.FormatInt(int64(*patch.DefaultModel), 10)); err != nil {
-			return Preferences{}, err
-		}
-	}
-	if err := p.setDesktop(ctx, c, patch.DesktopPatch); err != nil {
-		return Preferences{}, err
-	}
-	if patch.LastChat != nil {
-		if *patch.LastChat != 0 {
-			if _, err := p.deps.DB.ChatByID(ctx, ids.UserID(c.UserID), *patch.LastChat); err != nil {
-				return Preferences{}, storeErr(err, "chat")
-			}
-		}
-		if err := p.deps.DB.SetPref(ctx, c.UserID, "last_chat", strconv.FormatInt(int64(*patch.LastChat), 10)); err != nil {
-			return Preferences{}, err
-		}
-		// The last chat is bookkeeping, not a change other windows follow.
-		return p.Get(ctx)
-	}
-	prefs, err := p.Get(ctx)
-	if err != nil {
-		return Preferences{}, err
-	}
-	p.deps.Bus.Publish(events.Event{Topic: "prefs", UserID: c.UserID, Data: prefs})
-	return prefs, nil
+	return p.prefs.Set(ctx, user(ctx), patch)
 }
 
 // Diag is a facade that exists only under LEMBAS_SELFTEST, so that the
 // desktop tests can drive the real binary through its real bridge.
-type Diag struct{ deps Deps }
+type Diag struct{ bus events.Publisher }
+
+// NewDiag returns the Diag facade, publishing on bus.
+func NewDiag(bus events.Publisher) *Diag { return &Diag{bus: bus} }
 
 // NilDeref dereferences a nil pointer. In the desktop app this is the crash
 // that WebKit's signal handlers turn fatal unless SA_ONSTACK is restored.
@@ -318,7 +238,7 @@ func (d *Diag) NilDeref(ctx context.Context) error {
 
 // Emit publishes an event to the caller, to test the event path end to end.
 func (d *Diag) Emit(ctx context.Context, topic string, data any) error {
-	d.deps.Bus.Publish(events.Event{Topic: topic, UserID: CallerFrom(ctx).UserID, Data: data})
+	d.bus.Publish(events.Event{Topic: topic, UserID: CallerFrom(ctx).UserID, Data: data})
 	return nil
 }
 

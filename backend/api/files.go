@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
@@ -15,6 +14,7 @@ import (
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/files"
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/settings"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -53,7 +53,15 @@ func attachmentViews(list []store.Attachment) []AttachmentView {
 // Files is the facade for what the composer needs to know before an
 // upload; the bytes go through the HTTP routes (POST /api/files), never
 // through the bridge.
-type Files struct{ deps Deps }
+type Files struct {
+	files   *files.Service // nil: default limits, nothing allowed
+	permits Permits
+}
+
+// NewFiles returns the Files facade.
+func NewFiles(files *files.Service, permits Permits) *Files {
+	return &Files{files: files, permits: permits}
+}
 
 // FileLimits are the upload limits, whether the caller may attach, and how
 // much of their storage quota the caller's files take.
@@ -68,28 +76,37 @@ type FileLimits struct {
 
 // Limits returns the upload limits, shown before anything is uploaded.
 func (f *Files) Limits(ctx context.Context) (FileLimits, error) {
-	if f.deps.Files == nil {
+	if f.files == nil {
 		return FileLimits{Limits: files.DefaultLimits()}, nil
 	}
-	used, quota, err := f.deps.Files.Usage(ctx, user(ctx))
+	used, quota, err := f.files.Usage(ctx, user(ctx))
 	if err != nil {
 		return FileLimits{}, err
 	}
-	return FileLimits{Limits: f.deps.Files.Limits(), Allowed: f.deps.require(ctx, auth.FilesUpload) == nil,
+	return FileLimits{Limits: f.files.Limits(), Allowed: f.permits.Require(ctx, auth.FilesUpload) == nil,
 		Used: used, Quota: quota}, nil
 }
 
 // FileRoutes implements the HTTP file routes (httpapi.Attachments) over the
-// files service, as the resolved caller.
-type FileRoutes struct{ Deps Deps }
+// files and audio services, as the resolved caller.
+type FileRoutes struct {
+	files   *files.Service
+	audio   *audio.Service // nil: no voice
+	permits Permits
+}
+
+// NewFileRoutes returns the file routes.
+func NewFileRoutes(files *files.Service, audio *audio.Service, permits Permits) FileRoutes {
+	return FileRoutes{files: files, audio: audio, permits: permits}
+}
 
 // Upload processes and keeps one upload of the caller.
 func (f FileRoutes) Upload(ctx context.Context, c Caller, name string, r io.Reader) (AttachmentView, error) {
 	ctx = WithCaller(ctx, c)
-	if err := f.Deps.require(ctx, auth.FilesUpload); err != nil {
+	if err := f.permits.Require(ctx, auth.FilesUpload); err != nil {
 		return AttachmentView{}, err
 	}
-	a, err := f.Deps.Files.Upload(ctx, ids.UserID(c.UserID), name, r)
+	a, err := f.files.Upload(ctx, ids.UserID(c.UserID), name, r)
 	if err != nil {
 		return AttachmentView{}, err
 	}
@@ -109,7 +126,7 @@ type FileContent struct {
 
 // Open opens one of the caller's files for a download.
 func (f FileRoutes) Open(ctx context.Context, c Caller, id int64) (FileContent, error) {
-	a, file, err := f.Deps.Files.Open(ctx, ids.UserID(c.UserID), ids.AttachmentID(id))
+	a, file, err := f.files.Open(ctx, ids.UserID(c.UserID), ids.AttachmentID(id))
 	if err != nil {
 		return FileContent{}, err
 	}
@@ -120,29 +137,39 @@ func (f FileRoutes) Open(ctx context.Context, c Caller, id int64) (FileContent, 
 
 // Delete removes one of the caller's unsent uploads.
 func (f FileRoutes) Delete(ctx context.Context, c Caller, id int64) error {
-	return f.Deps.Files.Delete(ctx, ids.UserID(c.UserID), ids.AttachmentID(id))
+	return f.files.Delete(ctx, ids.UserID(c.UserID), ids.AttachmentID(id))
 }
 
 // Transcribe turns the caller's recording into text.
 func (f FileRoutes) Transcribe(ctx context.Context, c Caller, data []byte, filename, contentType, language string) (string, error) {
-	if f.Deps.Audio == nil {
-		return "", apperr.New(apperr.Unavailable, "voice is not available")
+	if f.audio == nil {
+		return "", noVoice()
 	}
-	return f.Deps.Audio.Transcribe(ctx, ids.UserID(c.UserID), data, filename, contentType, language)
+	return f.audio.Transcribe(ctx, ids.UserID(c.UserID), data, filename, contentType, language)
 }
 
 // Speak reads text aloud for the caller; the caller of Speak closes the
 // response body.
 func (f FileRoutes) Speak(ctx context.Context, c Caller, text, voice string) (*http.Response, error) {
-	if f.Deps.Audio == nil {
-		return nil, apperr.New(apperr.Unavailable, "voice is not available")
+	if f.audio == nil {
+		return nil, noVoice()
 	}
-	return f.Deps.Audio.Speak(ctx, ids.UserID(c.UserID), text, voice)
+	return f.audio.Speak(ctx, ids.UserID(c.UserID), text, voice)
 }
 
 // Audio is the facade for voice: what the caller can use, their own
 // settings, and the instance's (admins).
-type Audio struct{ deps Deps }
+type Audio struct {
+	audio *audio.Service // nil: no voice
+	prefs *settings.Prefs
+}
+
+// NewAudio returns the Audio facade.
+func NewAudio(audio *audio.Service, prefs *settings.Prefs) *Audio {
+	return &Audio{audio: audio, prefs: prefs}
+}
+
+func noVoice() error { return apperr.New(apperr.Unavailable, "voice is not available") }
 
 // AudioStatus is what the dictate and read-aloud buttons need.
 type AudioStatus struct {
@@ -166,10 +193,10 @@ type AudioMineInput struct {
 }
 
 func (a *Audio) service() (*audio.Service, error) {
-	if a.deps.Audio == nil {
-		return nil, apperr.New(apperr.Unavailable, "voice is not available")
+	if a.audio == nil {
+		return nil, noVoice()
 	}
-	return a.deps.Audio, nil
+	return a.audio, nil
 }
 
 // Status says whether dictation and read-aloud are set up for the caller.
@@ -182,11 +209,10 @@ func (a *Audio) Status(ctx context.Context) (AudioStatus, error) {
 	if err != nil {
 		return AudioStatus{}, err
 	}
-	prefs, err := a.deps.DB.Prefs(ctx, CallerFrom(ctx).UserID)
+	auto, err := a.prefs.AutoRead(ctx, user(ctx))
 	if err != nil {
 		return AudioStatus{}, err
 	}
-	auto, _ := strconv.ParseBool(prefs["audio_auto_read"])
 	return AudioStatus{Status: st, AutoRead: auto}, nil
 }
 
@@ -210,11 +236,10 @@ func (a *Audio) Mine(ctx context.Context) (AudioMine, error) {
 	if err != nil {
 		return AudioMine{}, err
 	}
-	prefs, err := a.deps.DB.Prefs(ctx, int64(u))
+	auto, err := a.prefs.AutoRead(ctx, u)
 	if err != nil {
 		return AudioMine{}, err
 	}
-	auto, _ := strconv.ParseBool(prefs["audio_auto_read"])
 	return AudioMine{Settings: v, AutoRead: auto}, nil
 }
 
@@ -229,7 +254,7 @@ func (a *Audio) SetMine(ctx context.Context, in AudioMineInput) (AudioMine, erro
 		return AudioMine{}, err
 	}
 	if in.AutoRead != nil {
-		if err := a.deps.DB.SetPref(ctx, int64(u), "audio_auto_read", strconv.FormatBool(*in.AutoRead)); err != nil {
+		if err := a.prefs.SetAutoRead(ctx, u, *in.AutoRead); err != nil {
 			return AudioMine{}, err
 		}
 	}

@@ -5,62 +5,73 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
-	"github.com/llembas/lembas/backend/chat"
+	"github.com/llembas/lembas/backend/connections"
+	"github.com/llembas/lembas/backend/folders"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/store"
 )
 
 // Connections is the facade for endpoint connections (admin only).
-type Connections struct{ deps Deps }
+type Connections struct{ conns *connections.Service }
+
+// NewConnections returns the Connections facade.
+func NewConnections(conns *connections.Service) *Connections { return &Connections{conns: conns} }
 
 // List returns the connections, secrets masked.
-func (c *Connections) List(ctx context.Context) ([]chat.ConnectionView, error) {
-	return c.deps.Chat.ListConnections(ctx, user(ctx))
+func (c *Connections) List(ctx context.Context) ([]connections.View, error) {
+	return c.conns.List(ctx, user(ctx))
 }
 
 // Create adds a connection and lists its models.
-func (c *Connections) Create(ctx context.Context, in chat.ConnectionInput) (chat.ConnectionView, error) {
+func (c *Connections) Create(ctx context.Context, in connections.Input) (connections.View, error) {
 	a := manager(ctx)
-	return c.deps.Chat.CreateConnection(ctx, a, in)
+	return c.conns.Create(ctx, a, in)
 }
 
 // Update changes a connection; absent secrets are kept.
-func (c *Connections) Update(ctx context.Context, id ids.ConnectionID, in chat.ConnectionInput) (chat.ConnectionView, error) {
+func (c *Connections) Update(ctx context.Context, id ids.ConnectionID, in connections.Input) (connections.View, error) {
 	a := manager(ctx)
-	return c.deps.Chat.UpdateConnection(ctx, a, id, in)
+	return c.conns.Update(ctx, a, id, in)
 }
 
 // Delete removes a connection and its models.
 func (c *Connections) Delete(ctx context.Context, id ids.ConnectionID) error {
 	a := manager(ctx)
-	return c.deps.Chat.DeleteConnection(ctx, a, id)
+	return c.conns.Delete(ctx, a, id)
 }
 
 // Test lists a stored connection's models and says how it went.
-func (c *Connections) Test(ctx context.Context, id ids.ConnectionID) (chat.TestResult, error) {
-	return c.deps.Chat.TestConnection(ctx, user(ctx), id)
+func (c *Connections) Test(ctx context.Context, id ids.ConnectionID) (connections.TestResult, error) {
+	return c.conns.Test(ctx, user(ctx), id)
 }
 
 // TestDraft tests connection settings before they are saved.
-func (c *Connections) TestDraft(ctx context.Context, in chat.ConnectionInput) (chat.TestResult, error) {
-	return c.deps.Chat.TestDraft(ctx, in)
+func (c *Connections) TestDraft(ctx context.Context, in connections.Input) (connections.TestResult, error) {
+	return c.conns.TestDraft(ctx, in)
 }
 
 // RefreshModels lists the connection's models again.
-func (c *Connections) RefreshModels(ctx context.Context, id ids.ConnectionID) (chat.RefreshResult, error) {
-	return c.deps.Chat.RefreshModels(ctx, user(ctx), id)
+func (c *Connections) RefreshModels(ctx context.Context, id ids.ConnectionID) (connections.RefreshResult, error) {
+	return c.conns.RefreshModels(ctx, user(ctx), id)
 }
 
 // Discover finds model servers on this machine's usual ports (first run).
-func (c *Connections) Discover(ctx context.Context) ([]chat.LocalServer, error) {
-	return c.deps.Chat.Discover(ctx, user(ctx))
+func (c *Connections) Discover(ctx context.Context) ([]connections.LocalServer, error) {
+	return c.conns.Discover(ctx, user(ctx))
 }
 
 // Models is the facade for models.
-type Models struct{ deps Deps }
+type Models struct {
+	conns   *connections.Service
+	permits Permits
+}
+
+// NewModels returns the Models facade.
+func NewModels(conns *connections.Service, permits Permits) *Models {
+	return &Models{conns: conns, permits: permits}
+}
 
 // ModelView is a model for the picker and the admin page.
 type ModelView struct {
@@ -86,7 +97,7 @@ type ModelView struct {
 	Missing         bool `json:"missing"`
 }
 
-func (m *Models) view(ctx context.Context, x store.Model, names map[ids.ConnectionID]string) ModelView {
+func modelView(x store.Model, names map[ids.ConnectionID]string) ModelView {
 	v := ModelView{ID: x.ID, ConnectionID: x.ConnectionID, ConnectionName: names[x.ConnectionID], UpstreamID: x.UpstreamID,
 		DisplayName: x.DisplayName, Name: x.DisplayName, Description: x.Description, HasAvatar: x.AvatarType != "",
 		Position: x.Position, Enabled: x.Enabled, Pinned: x.Pinned, Capabilities: x.Capabilities,
@@ -101,24 +112,8 @@ func (m *Models) view(ctx context.Context, x store.Model, names map[ids.Connecti
 	return v
 }
 
-func (m *Models) connectionNames(ctx context.Context) map[ids.ConnectionID]string {
-	names := map[ids.ConnectionID]string{}
-	if list, err := m.deps.DB.ListConnections(ctx, user(ctx)); err == nil {
-		for _, c := range list {
-			names[c.ID] = c.Name
-		}
-	}
-	return names
-}
-
 // ModelQuery filters the admin list.
-type ModelQuery struct {
-	Query        string           `json:"query,omitempty"`
-	ConnectionID ids.ConnectionID `json:"connectionId,omitempty"`
-	EnabledOnly  bool             `json:"enabledOnly,omitempty"`
-	Offset       int              `json:"offset,omitempty"`
-	Limit        int              `json:"limit,omitempty"`
-}
+type ModelQuery = connections.ModelQuery
 
 // ModelList is one page of models.
 type ModelList struct {
@@ -126,134 +121,63 @@ type ModelList struct {
 	Total int         `json:"total"`
 }
 
+func modelViews(list connections.Models) []ModelView {
+	return views(list.Items, func(x store.Model) ModelView {
+		v := modelView(x, list.Names)
+		v.HasSystemPrompt = v.HasSystemPrompt || list.Withheld[x.ID]
+		return v
+	})
+}
+
 // List returns a page of models for the admin page.
 func (m *Models) List(ctx context.Context, q ModelQuery) (ModelList, error) {
-	if q.Limit <= 0 || q.Limit > 500 {
-		q.Limit = 50
-	}
-	list, total, err := m.deps.DB.ListModels(ctx, user(ctx), store.ModelFilter{Query: q.Query, ConnectionID: q.ConnectionID,
-		EnabledOnly: q.EnabledOnly, Offset: q.Offset, Limit: q.Limit})
+	list, err := m.conns.ListModels(ctx, user(ctx), q)
 	if err != nil {
 		return ModelList{}, err
 	}
-	names := m.connectionNames(ctx)
-	out := ModelList{Items: make([]ModelView, 0, len(list)), Total: total}
-	for _, x := range list {
-		out.Items = append(out.Items, m.view(ctx, x, names))
-	}
-	return out, nil
+	return ModelList{Items: modelViews(list), Total: list.Total}, nil
 }
 
 // Picker returns the enabled models the caller can chat with, in the admin's
 // order.
 func (m *Models) Picker(ctx context.Context) ([]ModelView, error) {
-	list, _, err := m.deps.DB.ListModels(ctx, user(ctx), store.ModelFilter{EnabledOnly: true})
+	list, err := m.conns.Picker(ctx, user(ctx), m.permits.Require(ctx, auth.ConnectionsManage) == nil)
 	if err != nil {
 		return nil, err
 	}
-	names := m.connectionNames(ctx)
-	// A model's system prompt is the administrator's configuration, not
-	// something every user of the model needs to read.
-	manager := m.deps.require(ctx, auth.ConnectionsManage) == nil
-	out := make([]ModelView, 0, len(list))
-	for _, x := range list {
-		if x.Missing {
-			continue
-		}
-		v := m.view(ctx, x, names)
-		if !manager && x.OwnerID == nil {
-			v.SystemPrompt = ""
-		}
-		out = append(out, v)
-	}
-	return out, nil
+	return modelViews(list), nil
 }
 
 // ModelPatch is what the admin changes on a model; absent fields are kept.
-type ModelPatch struct {
-	DisplayName   *string             `json:"displayName,omitempty"`
-	Description   *string             `json:"description,omitempty"`
-	Enabled       *bool               `json:"enabled,omitempty"`
-	Pinned        *bool               `json:"pinned,omitempty"`
-	Capabilities  *store.Capabilities `json:"capabilities,omitempty"`
-	ContextLength *int64              `json:"contextLength,omitempty"`
-	Params        *store.Params       `json:"params,omitempty"`
-	SystemPrompt  *string             `json:"systemPrompt,omitempty"`
-}
+type ModelPatch = connections.ModelPatch
 
 // Update changes a model's presentation and defaults.
 func (m *Models) Update(ctx context.Context, id ids.ModelID, p ModelPatch) (ModelView, error) {
-	a := manager(ctx)
-	cur, err := m.deps.DB.ModelByID(ctx, user(ctx), id)
+	x, names, err := m.conns.UpdateModel(ctx, manager(ctx), id, p)
 	if err != nil {
-		return ModelView{}, storeErr(err, "model")
+		return ModelView{}, err
 	}
-	s := store.ModelSettings{DisplayName: cur.DisplayName, Description: cur.Description, Enabled: cur.Enabled,
-		Pinned: cur.Pinned, Capabilities: cur.Capabilities, Params: cur.Params, SystemPrompt: cur.SystemPrompt}
-	if cur.ContextLengthSet {
-		s.ContextLength = cur.ContextLength
-	}
-	if p.DisplayName != nil {
-		s.DisplayName = strings.TrimSpace(*p.DisplayName)
-	}
-	if p.Description != nil {
-		s.Description = strings.TrimSpace(*p.Description)
-	}
-	if p.Enabled != nil {
-		s.Enabled = *p.Enabled
-	}
-	if p.Pinned != nil {
-		s.Pinned = *p.Pinned
-	}
-	if p.Capabilities != nil {
-		s.Capabilities = *p.Capabilities
-	}
-	if p.ContextLength != nil {
-		if *p.ContextLength < 0 {
-			return ModelView{}, apperr.New(apperr.Invalid, "the context length cannot be negative (0 means unknown)")
-		}
-		s.ContextLength = *p.ContextLength
-	}
-	if p.Params != nil {
-		if e := p.Params.ReasoningEffort; e != nil && *e != "" && !validEffort(*e) {
-			return ModelView{}, apperr.New(apperr.Invalid, "unknown reasoning effort %q (want %s)", *e, strings.Join(llm.Efforts, ", "))
-		}
-		s.Params = *p.Params
-	}
-	if p.SystemPrompt != nil {
-		s.SystemPrompt = *p.SystemPrompt
-	}
-	x, err := m.deps.DB.UpdateModel(ctx, a, id, s)
-	if err != nil {
-		return ModelView{}, storeErr(err, "model")
-	}
-	return m.view(ctx, x, m.connectionNames(ctx)), nil
+	return modelView(x, names), nil
 }
 
 // Move puts a model where another one is now (before it when moving up,
 // after it when moving down) and returns the new order.
 func (m *Models) Move(ctx context.Context, id, to ids.ModelID) ([]ModelView, error) {
-	a := manager(ctx)
-	if err := m.deps.DB.MoveModelTo(ctx, a, id, to); err != nil {
-		return nil, storeErr(err, "model")
-	}
-	list, _, err := m.deps.DB.ListModels(ctx, user(ctx), store.ModelFilter{})
+	list, err := m.conns.MoveModel(ctx, manager(ctx), id, to)
 	if err != nil {
 		return nil, err
 	}
-	names := m.connectionNames(ctx)
-	out := make([]ModelView, 0, len(list))
-	for _, x := range list {
-		out = append(out, m.view(ctx, x, names))
-	}
-	return out, nil
+	return modelViews(list), nil
 }
 
 // Efforts lists the reasoning efforts a chat or model may set.
 func (m *Models) Efforts(ctx context.Context) ([]string, error) { return llm.Efforts, nil }
 
 // Folders is the facade for the caller's chat folders.
-type Folders struct{ deps Deps }
+type Folders struct{ folders *folders.Service }
+
+// NewFolders returns the Folders facade.
+func NewFolders(f *folders.Service) *Folders { return &Folders{folders: f} }
 
 // FolderView is one folder.
 type FolderView struct {
@@ -262,58 +186,39 @@ type FolderView struct {
 	Position int64        `json:"position"`
 }
 
+func folderView(x store.Folder) FolderView {
+	return FolderView{ID: x.ID, Name: x.Name, Position: x.Position}
+}
+
 // List returns the caller's folders in order.
 func (f *Folders) List(ctx context.Context) ([]FolderView, error) {
-	list, err := f.deps.DB.ListFolders(ctx, user(ctx))
+	list, err := f.folders.List(ctx, user(ctx))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FolderView, 0, len(list))
-	for _, x := range list {
-		out = append(out, FolderView{ID: x.ID, Name: x.Name, Position: x.Position})
-	}
-	return out, nil
-}
-
-func folderName(name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return "", apperr.New(apperr.Invalid, "a folder needs a name")
-	}
-	if len(name) > 200 {
-		return "", apperr.New(apperr.Invalid, "the folder name is too long")
-	}
-	return name, nil
+	return views(list, folderView), nil
 }
 
 // Create adds a folder.
 func (f *Folders) Create(ctx context.Context, name string) (FolderView, error) {
-	name, err := folderName(name)
+	x, err := f.folders.Create(ctx, user(ctx), name)
 	if err != nil {
 		return FolderView{}, err
 	}
-	x, err := f.deps.DB.CreateFolder(ctx, user(ctx), name)
-	if err != nil {
-		return FolderView{}, err
-	}
-	return FolderView{ID: x.ID, Name: x.Name, Position: x.Position}, nil
+	return folderView(x), nil
 }
 
 // Rename renames a folder.
 func (f *Folders) Rename(ctx context.Context, id ids.FolderID, name string) error {
-	name, err := folderName(name)
-	if err != nil {
-		return err
-	}
-	return storeErr(f.deps.DB.RenameFolder(ctx, user(ctx), id, name), "folder")
+	return f.folders.Rename(ctx, user(ctx), id, name)
 }
 
 // Delete removes a folder; its chats move out of it.
 func (f *Folders) Delete(ctx context.Context, id ids.FolderID) error {
-	return storeErr(f.deps.DB.DeleteFolder(ctx, user(ctx), id), "folder")
+	return f.folders.Delete(ctx, user(ctx), id)
 }
 
 // Move puts a folder at a position in the order.
 func (f *Folders) Move(ctx context.Context, id ids.FolderID, position int) error {
-	return storeErr(f.deps.DB.MoveFolder(ctx, user(ctx), id, position), "folder")
+	return f.folders.Move(ctx, user(ctx), id, position)
 }

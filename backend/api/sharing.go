@@ -29,7 +29,11 @@ type Sharer interface {
 }
 
 // Sharing is the facade for "Share on this network" in the desktop app.
-type Sharing struct{ deps Deps }
+type Sharing struct{ sharer Sharer }
+
+// NewSharing returns the Sharing facade; sharer is nil where the app is
+// not the desktop app.
+func NewSharing(sharer Sharer) *Sharing { return &Sharing{sharer: sharer} }
 
 // AtTheDesktop reports whether a call comes from the desktop window itself
 // (the owner on the desktop mount), not from a browser — not even the
@@ -48,35 +52,38 @@ func desktopOwner(ctx context.Context) error {
 
 // Status says whether the app is shared and at which addresses.
 func (s *Sharing) Status(ctx context.Context) (ShareStatus, error) {
-	if s.deps.Sharer == nil {
+	if s.sharer == nil {
 		return ShareStatus{Reason: "Sharing is turned on from the desktop app; this is the household server already.", Addresses: []string{}}, nil
 	}
 	if err := desktopOwner(ctx); err != nil {
 		return ShareStatus{}, err
 	}
-	return s.deps.Sharer.Status(ctx), nil
+	return s.sharer.Status(ctx), nil
 }
 
 // Start serves the app on the local network (the owner signs in from other
 // devices with their username and password).
 func (s *Sharing) Start(ctx context.Context) (ShareStatus, error) {
-	if s.deps.Sharer == nil {
-		return ShareStatus{}, apperr.New(apperr.Unavailable, "Sharing is only available in the desktop app.")
-	}
-	if err := desktopOwner(ctx); err != nil {
+	if err := s.switchable(ctx); err != nil {
 		return ShareStatus{}, err
 	}
-	return s.deps.Sharer.Start(ctx)
+	return s.sharer.Start(ctx)
 }
 
 // Stop ends sharing; other devices are signed out of nothing, but cannot
 // reach the app until it is shared again.
 func (s *Sharing) Stop(ctx context.Context) (ShareStatus, error) {
-	if s.deps.Sharer == nil {
-		return ShareStatus{}, apperr.New(apperr.Unavailable, "Sharing is only available in the desktop app.")
-	}
-	if err := desktopOwner(ctx); err != nil {
+	if err := s.switchable(ctx); err != nil {
 		return ShareStatus{}, err
 	}
-	return s.deps.Sharer.Stop(ctx)
+	return s.sharer.Stop(ctx)
+}
+
+// switchable refuses switching sharing where there is no sharer, and to
+// anyone but the owner at the desktop window.
+func (s *Sharing) switchable(ctx context.Context) error {
+	if s.sharer == nil {
+		return apperr.New(apperr.Unavailable, "Sharing is only available in the desktop app.")
+	}
+	return desktopOwner(ctx)
 }

@@ -1,52 +1,41 @@
 // Package chat is the chat service: it turns a user's turn into a request
 // for the right endpoint (model, connection, system prompt and parameters
 // with chat > model > instance precedence), starts the reply in the
-// generation service, and handles regenerate, continue and edit-rewind. It
-// also manages connections (with their encrypted secrets) and model
-// discovery.
+// generation service, and handles regenerate, continue and edit-rewind,
+// automatic titles and unread markers. Connections and their clients are
+// backend/connections'.
 package chat
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/apperr"
-	"github.com/llembas/lembas/backend/attach"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
-	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/store"
 )
 
 // Service is the chat service.
 type Service struct {
-	db   *store.DB
-	gen  *generation.Service
-	bus  events.Publisher
-	keys func() (*secrets.Keeper, error)
-	log  *slog.Logger
-	// LLMOptions are used for every client (tests shorten the timeouts).
-	llmOpt llm.Options
-	// SelfPort is our own --serve port, never probed for local servers.
-	selfPort int
+	db    *store.DB
+	gen   *generation.Service
+	conns *connections.Service
+	bus   events.Publisher
+	log   *slog.Logger
 	// readFile reads an attachment's stored bytes by storage name.
 	readFile func(name string) ([]byte, error)
 	// maxFiles bounds the attachments of one message.
 	maxFiles int
-
-	mu      sync.Mutex
-	clients map[ids.ConnectionID]cachedClient
 
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
@@ -65,15 +54,8 @@ func (s *Service) lockChat(id ids.ChatID) func() {
 // Wait waits for background work such as automatic titles (at shutdown).
 func (s *Service) Wait() { s.bg.Wait() }
 
-type cachedClient struct {
-	updatedAt int64
-	client    *llm.Client
-}
-
 // Options configure a Service.
 type Options struct {
-	LLM      llm.Options
-	SelfPort int
 	// ReadFile reads an attachment's bytes by storage name (backend/files);
 	// nil means images cannot be sent.
 	ReadFile func(name string) ([]byte, error)
@@ -82,12 +64,12 @@ type Options struct {
 }
 
 // New returns the service.
-func New(db *store.DB, gen *generation.Service, bus events.Publisher, keys func() (*secrets.Keeper, error), log *slog.Logger, opt Options) *Service {
+func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus events.Publisher, log *slog.Logger, opt Options) *Service {
 	if opt.MaxFiles <= 0 {
 		opt.MaxFiles = 10
 	}
-	return &Service{db: db, gen: gen, bus: bus, keys: keys, log: log, llmOpt: opt.LLM, selfPort: opt.SelfPort,
-		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, clients: map[ids.ConnectionID]cachedClient{}}
+	return &Service{db: db, gen: gen, conns: conns, bus: bus, log: log,
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.
@@ -165,8 +147,8 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		mid := in.ModelID
 		st.New = store.NewChat{ModelID: &mid, SystemPrompt: in.SystemPrompt}
 		if in.Params != nil {
-			if e := in.Params.ReasoningEffort; e != nil && *e != "" && !slices.Contains(llm.Efforts, *e) {
-				return Turn{}, apperr.New(apperr.Invalid, "unknown reasoning effort %q (want %s)", *e, strings.Join(llm.Efforts, ", "))
+			if err := llm.CheckEffort(in.Params.ReasoningEffort); err != nil {
+				return Turn{}, err
 			}
 			st.New.Params = *in.Params
 		}
@@ -440,7 +422,7 @@ func (s *Service) target(ctx context.Context, user ids.UserID, chat store.Chat) 
 	if err != nil {
 		return target{}, err
 	}
-	client, conn, err := s.Client(ctx, user, model.ConnectionID)
+	client, conn, err := s.conns.Client(ctx, user, model.ConnectionID)
 	if err != nil {
 		return target{}, err
 	}
@@ -518,118 +500,10 @@ func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, 
 	return tgt, nil
 }
 
-// request builds the request of the chat's next reply from the newest
-// turns that fit the model's context (selectHistory) on the path ending at
-// message from (0: the chat's newest), and says how many earlier turns were
-// left out; pending is a turn to end with that is not stored yet. Memory
-// here does not grow with the chat.
-func (s *Service) request(ctx context.Context, user ids.UserID, from ids.MessageID, cont *store.Message, pending *newTurn, tgt target) (llm.ChatRequest, int, error) {
-	chat, model := tgt.chat, tgt.model
-	instancePrompt, _, err := s.db.Setting(ctx, "system_prompt")
-	if err != nil {
-		return llm.ChatRequest{}, 0, err
-	}
-	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
-	h, err := s.selectHistory(ctx, user, chat.ID, from, requestBudget(chat, model, system, cont != nil), model.Capabilities.Vision, pending)
-	if err != nil {
-		return llm.ChatRequest{}, 0, err
-	}
-	files, err := s.turnFiles(ctx, user, h.msgs, model.Capabilities.Vision)
-	if err != nil {
-		return llm.ChatRequest{}, 0, err
-	}
-	if pending != nil && len(pending.files) > 0 {
-		if files == nil {
-			files = map[ids.MessageID][]turnFile{}
-		}
-		for _, a := range pending.files {
-			f, err := s.turnFile(a, model.Capabilities.Vision)
-			if err != nil {
-				return llm.ChatRequest{}, 0, err
-			}
-			files[pendingID] = append(files[pendingID], f)
-		}
-	}
-	return buildRequest(chat, model, instancePrompt, h.msgs, cont, files), h.omitted, nil
-}
-
-// buildRequest assembles the messages (reasoning is never replayed) and the
-// parameters with chat > model > instance precedence.
-//
-// A user turn's documents go in before its text as delimited blocks naming
-// each file; its images go as image_url parts (data URIs) only when the
-// model is marked vision, and only then is the content an array of parts:
-// a text-only turn stays a plain string, which every endpoint takes.
-func buildRequest(chat store.Chat, model store.Model, instancePrompt string, path []store.Message, cont *store.Message, files map[ids.MessageID][]turnFile) llm.ChatRequest {
-	req := llm.ChatRequest{Model: model.UpstreamID, Params: map[string]any{}}
-	system := firstNonEmpty(chat.SystemPrompt, model.SystemPrompt, instancePrompt)
-	if strings.TrimSpace(system) != "" {
-		req.Messages = append(req.Messages, llm.Message{Role: "system", Content: system})
-	}
-	for _, m := range path {
-		if m.Role != store.RoleUser && m.Role != store.RoleAssistant {
-			continue
-		}
-		if m.Role == store.RoleAssistant && m.Status == store.StatusStreaming {
-			continue
-		}
-		if m.Role == store.RoleAssistant && m.Content == "" {
-			continue // a failed reply with nothing in it is no context
-		}
-		if m.Role == store.RoleUser && len(files[m.ID]) > 0 {
-			req.Messages = append(req.Messages, userTurn(m.Content, files[m.ID], model.Capabilities.Vision))
-			continue
-		}
-		req.Messages = append(req.Messages, llm.Message{Role: string(m.Role), Content: m.Content})
-	}
-	if cont != nil {
-		// The model sees its own unfinished reply as the last assistant
-		// turn, plus a nudge: most chat templates cannot resume a turn.
-		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: "Continue exactly where your last reply stopped, without repeating anything."})
-	}
-	// Params' JSON names are the request's: the chat's fields override the
-	// model's, and an empty effort means none.
-	for k, v := range mergeParams(chat.Params, model.Params) {
-		if k == "reasoning_effort" {
-			if e, _ := v.(string); e != "" {
-				req.ReasoningEffort = e
-			}
-			continue
-		}
-		req.Params[k] = v
-	}
-	return req
-}
-
-// mergeParams takes each parameter from the chat, else the model, as the
-// request fields they are named after.
-func mergeParams(chat, model store.Params) map[string]any {
-	out := map[string]any{}
-	for _, p := range []store.Params{model, chat} {
-		b, _ := json.Marshal(p)
-		var m map[string]any
-		json.Unmarshal(b, &m)
-		maps.Copy(out, m)
-	}
-	return out
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if strings.TrimSpace(s) != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // replyDone runs after a reply's final row is written.
 func (s *Service) replyDone(ctx context.Context, out generation.Outcome, client *llm.Client, model store.Model, conn store.Connection) {
-	if out.StreamOptionsRejected && !conn.NoStreamOptions {
-		if err := s.db.SetConnectionStatus(ctx, conn.ID, "", conn.ModelsRefreshedAt, true); err != nil {
-			s.log.Warn("remember stream_options refusal", "connection", conn.ID, "err", err)
-		}
-		s.forgetClient(conn.ID)
+	if out.StreamOptionsRejected {
+		s.conns.RefusesStreamOptions(ctx, conn)
 	}
 	// The final row marked the chat unread (generation.finish); say so.
 	s.Notify(out.User, out.Chat, "unread")
@@ -796,40 +670,4 @@ func (s *Service) turnFile(a store.Attachment, vision bool) (turnFile, error) {
 		}
 	}
 	return f, nil
-}
-
-// userTurn builds a user message with attachments.
-func userTurn(content string, files []turnFile, vision bool) llm.Message {
-	var docs []string
-	var images []llm.ContentPart
-	for _, f := range files {
-		switch f.Kind {
-		case "image":
-			if vision {
-				images = append(images, llm.ContentPart{Type: "image_url", ImageURL: attach.ImageDataURI(f.MIME, f.Data)})
-			} else {
-				// The model is told an image was there, so it can say it
-				// cannot see it instead of answering as if it had.
-				docs = append(docs, fmt.Sprintf("[An image, %s, is attached here, but this model cannot see images.]",
-					strings.NewReplacer("[", "(", "]", ")").Replace(f.DisplayName)))
-			}
-		default:
-			docs = append(docs, attach.DocumentContext(f.DisplayName, f.Text, f.Note))
-		}
-	}
-	text := content
-	if len(docs) > 0 {
-		text = strings.Join(docs, "\n\n")
-		if strings.TrimSpace(content) != "" {
-			text += "\n\n" + content
-		}
-	}
-	if len(images) == 0 {
-		return llm.Message{Role: "user", Content: text}
-	}
-	parts := make([]llm.ContentPart, 0, len(images)+1)
-	if strings.TrimSpace(text) != "" {
-		parts = append(parts, llm.TextPart(text))
-	}
-	return llm.Message{Role: "user", Parts: append(parts, images...)}
 }

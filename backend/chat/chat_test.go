@@ -14,6 +14,7 @@ import (
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/core"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/fakellm"
@@ -116,8 +117,8 @@ func setup(t *testing.T) *env {
 		}
 	}()
 	key := "sk-test-secret-1234"
-	view, err := c.Chat.CreateConnection(context.Background(), store.Actor{User: e.user, Admin: true},
-		chat.ConnectionInput{Name: "fake", BaseURL: e.llm.URL(), APIKey: &key})
+	view, err := c.Connections.Create(context.Background(), store.Actor{User: e.user, Admin: true},
+		connections.Input{Name: "fake", BaseURL: e.llm.URL(), APIKey: &key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -704,7 +705,7 @@ func TestChatIsUnreadBeforeTheFinalFrame(t *testing.T) {
 	bus := &unreadAtFinal{db: e.c.DB, user: e.user}
 	gen := generation.New(e.c.DB, bus, render.New(), slog.New(slog.DiscardHandler), generation.Options{})
 	t.Cleanup(func() { gen.Shutdown(context.Background()) })
-	svc := chat.New(e.c.DB, gen, bus, e.c.Secrets, slog.New(slog.DiscardHandler), chat.Options{})
+	svc := chat.New(e.c.DB, gen, e.c.Connections, bus, slog.New(slog.DiscardHandler), chat.Options{})
 	e.llm.Enqueue(fakellm.Stream("an answer"))
 	turn, err := svc.Send(context.Background(), e.user, chat.SendInput{ModelID: e.model, Content: "hello"})
 	if err != nil {

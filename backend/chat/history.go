@@ -66,7 +66,7 @@ func requestBudget(chat store.Chat, model store.Model, system string, cont bool)
 	return b
 }
 
-// sendable says whether buildRequest would send the path entry.
+// sendable says whether the turns contributor would send the path entry.
 func sendable(e store.PathEntry) bool {
 	switch e.Role {
 	case store.RoleUser:

@@ -10,6 +10,7 @@ import (
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/attach"
 	"github.com/llembas/lembas/backend/chat"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
@@ -19,8 +20,8 @@ import (
 // model, for a send that switches the chat's model.
 func (e *env) secondModel() ids.ModelID {
 	e.t.Helper()
-	view, err := e.c.Chat.CreateConnection(context.Background(), store.Actor{User: e.user, Admin: true},
-		chat.ConnectionInput{Name: "fake 2", BaseURL: e.llm.URL()})
+	view, err := e.c.Connections.Create(context.Background(), store.Actor{User: e.user, Admin: true},
+		connections.Input{Name: "fake 2", BaseURL: e.llm.URL()})
 	if err != nil {
 		e.t.Fatal(err)
 	}

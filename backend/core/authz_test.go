@@ -361,7 +361,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Chat.RefreshModels(ctx, A, pconn.ID); err != nil {
+	if _, err := c.Connections.RefreshModels(ctx, A, pconn.ID); err != nil {
 		t.Fatal(err)
 	}
 	pmodels, _, err := c.DB.ListModels(ctx, A, store.ModelFilter{ConnectionID: pconn.ID})
@@ -769,7 +769,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	t.Run("avatars", func(t *testing.T) {
 		h, err := httpapi.New(httpapi.Options{Dispatcher: c.Dispatcher, Bus: c.Bus, Files: frontend.FS(),
 			Log: slog.New(slog.DiscardHandler), Caller: func(*http.Request) (api.Caller, error) { return callerB, nil },
-			Avatars: api.AvatarStore{DB: c.DB}})
+			Avatars: api.NewAvatarStore(c.Connections)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -806,7 +806,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	t.Run("files", func(t *testing.T) {
 		h, err := httpapi.New(httpapi.Options{Dispatcher: c.Dispatcher, Bus: c.Bus, Files: frontend.FS(),
 			Log: slog.New(slog.DiscardHandler), Caller: func(*http.Request) (api.Caller, error) { return callerB, nil },
-			Attachments: api.FileRoutes{Deps: c.deps}})
+			Attachments: api.NewFileRoutes(c.Files, c.Audio, c.permits)})
 		if err != nil {
 			t.Fatal(err)
 		}

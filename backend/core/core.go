@@ -29,9 +29,11 @@ import (
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/drops"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/files"
+	"github.com/llembas/lembas/backend/folders"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
@@ -39,6 +41,7 @@ import (
 	"github.com/llembas/lembas/backend/netguard"
 	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/secrets"
+	"github.com/llembas/lembas/backend/settings"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -103,21 +106,27 @@ type Core struct {
 	Render     *render.Renderer
 	Gen        *generation.Service
 	Chat       *chat.Service
-	Accounts   *auth.Accounts
-	Sessions   *auth.Sessions
-	Perms      *auth.Permissions
-	Limiter    *auth.LoginLimiter
-	Files      *files.Service
-	Audio      *audio.Service
+	// Connections owns the endpoints, their secrets and models.
+	Connections *connections.Service
+	// Prefs and Instance are people's preferences and the instance's
+	// settings.
+	Prefs    *settings.Prefs
+	Instance *settings.Instance
+	Accounts *auth.Accounts
+	Sessions *auth.Sessions
+	Perms    *auth.Permissions
+	Limiter  *auth.LoginLimiter
+	Files    *files.Service
+	Audio    *audio.Service
 	// Drops shelves files dropped onto the desktop window until the
 	// window claims them through the desktop mount.
 	Drops *drops.Shelf
 
-	opt    Options
-	deps   api.Deps
-	lock   *store.Lock
-	keeper *secrets.Keeper
-	keyErr error
+	opt     Options
+	permits api.Permits
+	lock    *store.Lock
+	keeper  *secrets.Keeper
+	keyErr  error
 
 	stopStreams     chan struct{}
 	stopStreamsOnce sync.Once
@@ -233,8 +242,8 @@ func (c *Core) open(ctx context.Context) error {
 	db.OnFilesReleased(c.Files.Remove)
 	c.Audio = audio.New(db, c.Secrets, c.Log, audio.Options{Guard: c.opt.AudioGuard})
 	c.Drops = drops.New()
-	c.Chat = chat.New(db, c.Gen, c.Bus, c.Secrets, c.Log, chat.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort,
-		ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
+	c.Connections = connections.New(db, c.Secrets, c.Log, connections.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
+	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
 	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})
@@ -252,31 +261,29 @@ func (c *Core) open(ctx context.Context) error {
 		c.sweepTrash(c.sweepCtx)
 	}()
 
+	c.Prefs = settings.NewPrefs(db, c.Bus)
+	c.Instance = settings.NewInstance(db, c.Accounts, c.Files)
+	c.permits = api.NewPermits(c.Perms)
 	c.Dispatcher = api.NewDispatcher(c.Log)
-	c.deps = api.Deps{
-		DB:         db,
-		Bus:        c.Bus,
-		Version:    c.opt.Version,
-		Mode:       string(c.opt.Mode),
-		BuildTags:  c.opt.BuildTags,
-		DataDir:    cfg.DataDir,
-		KeySource:  c.KeySource,
-		OpenURL:    c.opt.OpenURL,
-		Notify:     c.opt.Notify,
-		TrayStatus: c.opt.TrayStatus,
-		Sharer:     c.opt.Sharer,
-		SelfTest:   cfg.SelfTest,
-		Chat:       c.Chat,
-		Gen:        c.Gen,
-		Render:     c.Render,
-		Accounts:   c.Accounts,
-		Sessions:   c.Sessions,
-		Perms:      c.Perms,
-		Limiter:    c.Limiter,
-		Files:      c.Files,
-		Audio:      c.Audio,
+	f := api.Facades{
+		App: api.NewApp(c.Instance, api.About{Version: c.opt.Version, Mode: string(c.opt.Mode), BuildTags: c.opt.BuildTags,
+			DataDir: cfg.DataDir, KeySource: c.KeySource, OpenURL: c.opt.OpenURL, Notify: c.opt.Notify,
+			TrayStatus: c.opt.TrayStatus, SelfTest: cfg.SelfTest}),
+		Prefs:       api.NewPrefs(c.Prefs),
+		Chats:       api.NewChats(c.Chat, c.Render, c.permits),
+		Models:      api.NewModels(c.Connections, c.permits),
+		Connections: api.NewConnections(c.Connections),
+		Folders:     api.NewFolders(folders.New(db)),
+		Account:     api.NewAccount(c.Accounts, c.Sessions, c.Perms, c.Limiter),
+		Admin:       api.NewAdmin(c.Accounts, c.Perms, c.Instance, c.Connections),
+		Files:       api.NewFiles(c.Files, c.permits),
+		Audio:       api.NewAudio(c.Audio, c.Prefs),
+		Sharing:     api.NewSharing(c.opt.Sharer),
 	}
-	api.RegisterAll(c.Dispatcher, c.deps)
+	if cfg.SelfTest {
+		f.Diag = api.NewDiag(c.Bus)
+	}
+	api.RegisterAll(c.Dispatcher, c.permits, f)
 	return nil
 }
 
@@ -361,7 +368,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		CheckHost:    !desktop,
 		AllowedHosts: append(slices.Clone(c.Config.AllowedHosts), extraHosts...),
 		InstanceName: func(ctx context.Context) string {
-			name, _, _ := c.DB.Setting(ctx, api.SettingInstanceName)
+			name, _ := c.Instance.Name(ctx)
 			return name
 		},
 		Stop:      c.stopStreams,
@@ -371,8 +378,8 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 			"icons/icon-256.png": string(assets.Icon256),
 			"icons/icon-512.png": string(assets.Icon512),
 		},
-		Avatars:      api.AvatarStore{DB: c.DB},
-		Attachments:  api.FileRoutes{Deps: c.deps},
+		Avatars:      api.NewAvatarStore(c.Connections),
+		Attachments:  api.NewFileRoutes(c.Files, c.Audio, c.permits),
 		WriteTimeout: c.opt.WriteTimeout,
 		MaxDownloads: c.opt.MaxDownloads,
 		DownloadWait: c.opt.DownloadWait,

@@ -20,6 +20,7 @@ import (
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
@@ -213,8 +214,8 @@ var facadeCalls = []facadeCall{
 	}, ""},
 	{"Chats.EmptyTrash", noArgs, ""},
 	{"Connections.Delete", func(t *testing.T, w *world) []any {
-		v, err := w.c.Chat.CreateConnection(context.Background(), store.Actor{User: ids.UserID(w.c.Owner.ID), Admin: true},
-			chat.ConnectionInput{Name: "doomed", BaseURL: w.llm.URL()})
+		v, err := w.c.Connections.Create(context.Background(), store.Actor{User: ids.UserID(w.c.Owner.ID), Admin: true},
+			connections.Input{Name: "doomed", BaseURL: w.llm.URL()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,8 +253,8 @@ func newWorld(t *testing.T) *world {
 	var opened []string
 	c := openTest(t, &opened)
 	w := &world{c: c, llm: fakellm.New(t)}
-	v, err := c.Chat.CreateConnection(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
-		chat.ConnectionInput{Name: "fake", BaseURL: w.llm.URL()})
+	v, err := c.Connections.Create(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
+		connections.Input{Name: "fake", BaseURL: w.llm.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
@@ -55,8 +56,8 @@ func BenchmarkSendCall(b *testing.B) {
 	ep := fakellm.New(b)
 	ep.KeepRequests(0)
 	owner := ids.UserID(c.Owner.ID)
-	if _, err := c.Chat.CreateConnection(context.Background(), store.Actor{User: owner, Admin: true},
-		chat.ConnectionInput{Name: "bench", BaseURL: ep.URL()}); err != nil {
+	if _, err := c.Connections.Create(context.Background(), store.Actor{User: owner, Admin: true},
+		connections.Input{Name: "bench", BaseURL: ep.URL()}); err != nil {
 		b.Fatal(err)
 	}
 	models, _, err := c.DB.ListModels(context.Background(), owner, store.ModelFilter{})

@@ -25,6 +25,15 @@ import (
 // they cannot disagree; callers must not modify it.
 var Efforts = []string{"low", "medium", "high"}
 
+// CheckEffort refuses a reasoning effort that is not "" (none) or one of
+// Efforts, as every place that stores one must.
+func CheckEffort(e *string) error {
+	if e == nil || *e == "" || slices.Contains(Efforts, *e) {
+		return nil
+	}
+	return apperr.New(apperr.Invalid, "unknown reasoning effort %q (want %s)", *e, strings.Join(Efforts, ", "))
+}
+
 // ChatRequest is one chat completion request.
 type ChatRequest struct {
 	Model    string

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/core"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
@@ -176,8 +176,8 @@ func seedConnection(t testing.TB, dataDir, url string) {
 	c, err := core.Open(context.Background(), cfg, core.Options{Mode: core.Desktop, Files: frontend.FS()})
 	harness.Must(t, err, "open instance")
 	defer c.Close()
-	v, err := c.Chat.CreateConnection(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
-		chat.ConnectionInput{Name: "Fake", BaseURL: url})
+	v, err := c.Connections.Create(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
+		connections.Input{Name: "Fake", BaseURL: url})
 	harness.Must(t, err, "create connection")
 	if v.ModelCount == 0 {
 		t.Fatalf("connection has no models: %+v", v)

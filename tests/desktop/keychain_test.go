@@ -13,8 +13,8 @@ import (
 
 	"github.com/zalando/go-keyring"
 
-	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/core"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
@@ -207,8 +207,8 @@ func seedSecret(t *testing.T, dataDir, url string, kr secrets.Keyring, apiKey st
 	if !strings.HasPrefix(c.KeySource(), "OS keychain") {
 		t.Fatalf("the seeding process did not use the keychain: %s", c.KeySource())
 	}
-	_, err = c.Chat.CreateConnection(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
-		chat.ConnectionInput{Name: "Fake", BaseURL: url, APIKey: &apiKey})
+	_, err = c.Connections.Create(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
+		connections.Input{Name: "Fake", BaseURL: url, APIKey: &apiKey})
 	harness.Must(t, err, "create connection")
 }
 

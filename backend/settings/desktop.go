@@ -1,4 +1,4 @@
-package api
+package settings
 
 import (
 	"context"
@@ -63,8 +63,6 @@ func DesktopPrefsFrom(m map[string]string) DesktopPrefs {
 	return p
 }
 
-func desktopPrefs(m map[string]string) DesktopPrefs { return DesktopPrefsFrom(m) }
-
 func boolPref(b bool) string {
 	if b {
 		return "1"
@@ -73,23 +71,18 @@ func boolPref(b bool) string {
 }
 
 // setDesktop stores the desktop fields of a preferences patch.
-func (p *Prefs) setDesktop(ctx context.Context, c Caller, patch DesktopPatch) error {
+func (p *Prefs) setDesktop(ctx context.Context, user ids.UserID, patch DesktopPatch) error {
 	if patch.Shortcuts != nil {
 		if err := checkShortcuts(*patch.Shortcuts); err != nil {
 			return err
 		}
 		b, _ := json.Marshal(*patch.Shortcuts)
-		if err := p.deps.DB.SetPref(ctx, c.UserID, "shortcuts", string(b)); err != nil {
+		if err := p.db.SetPref(ctx, int64(user), "shortcuts", string(b)); err != nil {
 			return err
 		}
 	}
 	if patch.QuickChat != nil {
-		if *patch.QuickChat != 0 {
-			if _, err := p.deps.DB.ChatByID(ctx, ids.UserID(c.UserID), *patch.QuickChat); err != nil {
-				return storeErr(err, "chat")
-			}
-		}
-		if err := p.deps.DB.SetPref(ctx, c.UserID, "quick_chat", strconv.FormatInt(int64(*patch.QuickChat), 10)); err != nil {
+		if err := p.setChat(ctx, user, "quick_chat", *patch.QuickChat); err != nil {
 			return err
 		}
 	}
@@ -97,7 +90,7 @@ func (p *Prefs) setDesktop(ctx context.Context, c Caller, patch DesktopPatch) er
 		if v == nil {
 			continue
 		}
-		if err := p.deps.DB.SetPref(ctx, c.UserID, key, boolPref(*v)); err != nil {
+		if err := p.db.SetPref(ctx, int64(user), key, boolPref(*v)); err != nil {
 			return err
 		}
 	}

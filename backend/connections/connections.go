@@ -1,11 +1,18 @@
-package chat
+// Package connections owns the endpoints LLeMbas talks to: connections with
+// their encrypted secrets (API key, headers), the cached client of each,
+// model refresh (listing an endpoint's models into the store) and
+// first-run discovery of model servers on this machine. The chat service
+// asks it for a connection's client; the Connections facade calls the rest.
+package connections
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
@@ -15,9 +22,44 @@ import (
 	"github.com/llembas/lembas/backend/store"
 )
 
-// ConnectionInput is what the connection form sends. On update a nil APIKey
+// Service manages connections and their clients.
+type Service struct {
+	db   *store.DB
+	keys func() (*secrets.Keeper, error)
+	log  *slog.Logger
+	// llmOpt is used for every client (tests shorten the timeouts).
+	llmOpt llm.Options
+	// selfPort is our own --serve port, never probed for local servers.
+	selfPort int
+
+	mu      sync.Mutex
+	clients map[ids.ConnectionID]cachedClient
+}
+
+type cachedClient struct {
+	updatedAt int64
+	client    *llm.Client
+}
+
+// Options configure a Service.
+type Options struct {
+	LLM      llm.Options
+	SelfPort int
+}
+
+// New returns the service; keys returns the encryption key, or why it is
+// unavailable.
+func New(db *store.DB, keys func() (*secrets.Keeper, error), log *slog.Logger, opt Options) *Service {
+	return &Service{db: db, keys: keys, log: log, llmOpt: opt.LLM, selfPort: opt.SelfPort,
+		clients: map[ids.ConnectionID]cachedClient{}}
+}
+
+// storeErr maps store errors to application errors.
+func storeErr(err error, what string) error { return store.Kinded(err, what) }
+
+// Input is what the connection form sends. On update a nil APIKey
 // or Headers keeps the stored secret; "" or an empty map clears it.
-type ConnectionInput struct {
+type Input struct {
 	Name        string             `json:"name"`
 	BaseURL     string             `json:"baseUrl"`
 	APIKey      *string            `json:"apiKey,omitempty"`
@@ -27,8 +69,8 @@ type ConnectionInput struct {
 	Enabled     *bool              `json:"enabled,omitempty"`
 }
 
-// ConnectionView is a connection as the browser may see it: secrets masked.
-type ConnectionView struct {
+// View is a connection as the browser may see it: secrets masked.
+type View struct {
 	ID                ids.ConnectionID  `json:"id"`
 	Name              string            `json:"name"`
 	BaseURL           string            `json:"baseUrl"`
@@ -126,14 +168,17 @@ func (s *Service) Client(ctx context.Context, user ids.UserID, id ids.Connection
 	return cl, c, nil
 }
 
-func (s *Service) forgetClient(id ids.ConnectionID) {
+// Forget drops the cached client of a connection, so that the next Client
+// builds one from the stored row (after a change the row's updatedAt does
+// not show, such as the stream_options refusal).
+func (s *Service) Forget(id ids.ConnectionID) {
 	s.mu.Lock()
 	delete(s.clients, id)
 	s.mu.Unlock()
 }
 
-func (s *Service) view(ctx context.Context, user ids.UserID, c store.Connection) ConnectionView {
-	v := ConnectionView{ID: c.ID, Name: c.Name, BaseURL: c.BaseURL, Headers: map[string]string{}, HasCA: c.CAPEM != "",
+func (s *Service) view(ctx context.Context, user ids.UserID, c store.Connection) View {
+	v := View{ID: c.ID, Name: c.Name, BaseURL: c.BaseURL, Headers: map[string]string{}, HasCA: c.CAPEM != "",
 		InsecureTLS: c.InsecureTLS, Enabled: c.Enabled, LastError: c.LastError, ModelsRefreshedAt: c.ModelsRefreshedAt}
 	if key, headers, err := s.secretsOf(c); err != nil {
 		v.APIKey = "(cannot be decrypted)"
@@ -149,13 +194,13 @@ func (s *Service) view(ctx context.Context, user ids.UserID, c store.Connection)
 	return v
 }
 
-// ListConnections lists the connections the user can see, masked.
-func (s *Service) ListConnections(ctx context.Context, user ids.UserID) ([]ConnectionView, error) {
+// List lists the connections the user can see, masked.
+func (s *Service) List(ctx context.Context, user ids.UserID) ([]View, error) {
 	list, err := s.db.ListConnections(ctx, user)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ConnectionView, 0, len(list))
+	out := make([]View, 0, len(list))
 	for _, c := range list {
 		out = append(out, s.view(ctx, user, c))
 	}
@@ -163,7 +208,7 @@ func (s *Service) ListConnections(ctx context.Context, user ids.UserID) ([]Conne
 }
 
 // validate checks the input before anything is stored.
-func (in *ConnectionInput) validate() error {
+func (in *Input) validate() error {
 	in.Name = strings.TrimSpace(in.Name)
 	in.BaseURL = strings.TrimSpace(in.BaseURL)
 	u, err := llm.NormalizeBaseURL(in.BaseURL)
@@ -206,7 +251,7 @@ func derefHeaders(h *map[string]string) map[string]string {
 	return *h
 }
 
-func (s *Service) encryptSecrets(in ConnectionInput) (key, headers *string, err error) {
+func (s *Service) encryptSecrets(in Input) (key, headers *string, err error) {
 	if in.APIKey == nil && in.Headers == nil {
 		return nil, nil, nil
 	}
@@ -236,16 +281,16 @@ func (s *Service) encryptSecrets(in ConnectionInput) (key, headers *string, err 
 	return key, headers, nil
 }
 
-// CreateConnection stores a new instance-wide connection and lists its
+// Create stores a new instance-wide connection and lists its
 // models. A failing endpoint does not stop the save: the error is kept on
 // the connection and shown.
-func (s *Service) CreateConnection(ctx context.Context, a store.Actor, in ConnectionInput) (ConnectionView, error) {
+func (s *Service) Create(ctx context.Context, a store.Actor, in Input) (View, error) {
 	if err := in.validate(); err != nil {
-		return ConnectionView{}, err
+		return View{}, err
 	}
 	key, headers, err := s.encryptSecrets(in)
 	if err != nil {
-		return ConnectionView{}, err
+		return View{}, err
 	}
 	c := store.Connection{Name: in.Name, BaseURL: in.BaseURL, CAPEM: deref(in.CAPEM), InsecureTLS: in.InsecureTLS, Enabled: in.Enabled == nil || *in.Enabled}
 	if key != nil {
@@ -256,28 +301,28 @@ func (s *Service) CreateConnection(ctx context.Context, a store.Actor, in Connec
 	}
 	c, err = s.db.CreateConnection(ctx, a, c)
 	if err != nil {
-		return ConnectionView{}, storeErr(err, "connection")
+		return View{}, storeErr(err, "connection")
 	}
 	s.RefreshModels(ctx, a.User, c.ID)
 	return s.getView(ctx, a.User, c.ID)
 }
 
-func (s *Service) getView(ctx context.Context, user ids.UserID, id ids.ConnectionID) (ConnectionView, error) {
+func (s *Service) getView(ctx context.Context, user ids.UserID, id ids.ConnectionID) (View, error) {
 	c, err := s.db.ConnectionByID(ctx, user, id)
 	if err != nil {
-		return ConnectionView{}, storeErr(err, "connection")
+		return View{}, storeErr(err, "connection")
 	}
 	return s.view(ctx, user, c), nil
 }
 
-// UpdateConnection changes a connection; secrets only when given.
-func (s *Service) UpdateConnection(ctx context.Context, a store.Actor, id ids.ConnectionID, in ConnectionInput) (ConnectionView, error) {
+// Update changes a connection; secrets only when given.
+func (s *Service) Update(ctx context.Context, a store.Actor, id ids.ConnectionID, in Input) (View, error) {
 	cur, err := s.db.ConnectionByID(ctx, a.User, id)
 	if err != nil {
-		return ConnectionView{}, storeErr(err, "connection")
+		return View{}, storeErr(err, "connection")
 	}
 	if err := in.validate(); err != nil {
-		return ConnectionView{}, err
+		return View{}, err
 	}
 	// Stored secrets never follow the connection to another server: a
 	// new address with the key kept would hand the key to whoever runs
@@ -285,7 +330,7 @@ func (s *Service) UpdateConnection(ctx context.Context, a store.Actor, id ids.Co
 	// the key otherwise). The key and headers must be typed again, or
 	// cleared.
 	if keptSecrets(cur, in) && !sameOrigin(cur.BaseURL, in.BaseURL) {
-		return ConnectionView{}, apperr.New(apperr.Invalid,
+		return View{}, apperr.New(apperr.Invalid,
 			"The address moved to another server: enter the API key (and secret headers) again, or clear them, so that stored secrets are never sent somewhere new.")
 	}
 	// Nor may the trust that keeps them from others be loosened under
@@ -293,12 +338,12 @@ func (s *Service) UpdateConnection(ctx context.Context, a store.Actor, id ids.Co
 	// lets whoever sits between this server and the endpoint read the key
 	// on the very same origin.
 	if keptSecrets(cur, in) && widensTrust(cur, in) {
-		return ConnectionView{}, apperr.New(apperr.Invalid,
+		return View{}, apperr.New(apperr.Invalid,
 			"Changing which certificates are trusted needs the API key (and secret headers) entered again, or cleared, so that stored secrets are never sent over a connection trusted differently.")
 	}
 	key, headers, err := s.encryptSecrets(in)
 	if err != nil {
-		return ConnectionView{}, err
+		return View{}, err
 	}
 	// Like the secrets, an absent CA keeps the stored one and "" clears it:
 	// the form never sees the PEM again to send it back.
@@ -310,28 +355,28 @@ func (s *Service) UpdateConnection(ctx context.Context, a store.Actor, id ids.Co
 		cur.Enabled = *in.Enabled
 	}
 	if _, err := s.db.UpdateConnection(ctx, a, cur); err != nil {
-		return ConnectionView{}, storeErr(err, "connection")
+		return View{}, storeErr(err, "connection")
 	}
 	if key != nil || headers != nil {
 		if err := s.db.SetConnectionSecrets(ctx, a, id, key, headers); err != nil {
-			return ConnectionView{}, storeErr(err, "connection")
+			return View{}, storeErr(err, "connection")
 		}
 	}
-	s.forgetClient(id)
+	s.Forget(id)
 	return s.getView(ctx, a.User, id)
 }
 
-// DeleteConnection removes a connection and its models.
-func (s *Service) DeleteConnection(ctx context.Context, a store.Actor, id ids.ConnectionID) error {
+// Delete removes a connection and its models.
+func (s *Service) Delete(ctx context.Context, a store.Actor, id ids.ConnectionID) error {
 	if err := s.db.DeleteConnection(ctx, a, id); err != nil {
 		return storeErr(err, "connection")
 	}
-	s.forgetClient(id)
+	s.Forget(id)
 	return nil
 }
 
-// TestConnection lists the models of a stored connection.
-func (s *Service) TestConnection(ctx context.Context, user ids.UserID, id ids.ConnectionID) (TestResult, error) {
+// Test lists the models of a stored connection.
+func (s *Service) Test(ctx context.Context, user ids.UserID, id ids.ConnectionID) (TestResult, error) {
 	cl, _, err := s.Client(ctx, user, id)
 	if err != nil {
 		if apperr.KindOf(err) == apperr.NotFound {
@@ -343,7 +388,7 @@ func (s *Service) TestConnection(ctx context.Context, user ids.UserID, id ids.Co
 }
 
 // TestDraft tests a connection that has not been saved yet.
-func (s *Service) TestDraft(ctx context.Context, in ConnectionInput) (TestResult, error) {
+func (s *Service) TestDraft(ctx context.Context, in Input) (TestResult, error) {
 	if err := in.validate(); err != nil {
 		return TestResult{Message: publicMessage(err)}, nil
 	}
@@ -439,14 +484,14 @@ func (s *Service) Discover(ctx context.Context, user ids.UserID) ([]LocalServer,
 
 // keptSecrets reports whether an update keeps a stored API key or stored
 // headers (it does not send new ones).
-func keptSecrets(cur store.Connection, in ConnectionInput) bool {
+func keptSecrets(cur store.Connection, in Input) bool {
 	return (in.APIKey == nil && cur.APIKeyEnc != "") || (in.Headers == nil && cur.HeadersEnc != "")
 }
 
 // widensTrust reports whether an update trusts more certificates than the
 // stored connection: certificate checks turned off, or a CA added or
 // replaced. Turning checks back on or removing the CA only narrows it.
-func widensTrust(cur store.Connection, in ConnectionInput) bool {
+func widensTrust(cur store.Connection, in Input) bool {
 	if in.InsecureTLS && !cur.InsecureTLS {
 		return true
 	}
@@ -462,4 +507,17 @@ func sameOrigin(a, b string) bool {
 		return false
 	}
 	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
+}
+
+// RefusesStreamOptions remembers that conn's endpoint refused
+// stream_options (a reply had to be retried without it), so that its next
+// requests leave it out.
+func (s *Service) RefusesStreamOptions(ctx context.Context, conn store.Connection) {
+	if conn.NoStreamOptions {
+		return
+	}
+	if err := s.db.SetConnectionStatus(ctx, conn.ID, "", conn.ModelsRefreshedAt, true); err != nil {
+		s.log.Warn("remember stream_options refusal", "connection", conn.ID, "err", err)
+	}
+	s.Forget(conn.ID)
 }

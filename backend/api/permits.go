@@ -1,0 +1,46 @@
+package api
+
+import (
+	"context"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// views maps what a service listed to the views a facade returns. The
+// result is never nil, so an empty list is [] on the wire.
+func views[T, V any](list []T, view func(T) V) []V {
+	out := make([]V, 0, len(list))
+	for _, x := range list {
+		out = append(out, view(x))
+	}
+	return out
+}
+
+// Permits answers whether the caller in a context holds a permission: the
+// dispatcher's Perm guards, and the facades whose checks depend on the
+// call (chat.params when a call sets parameters, files.upload when it adds
+// files).
+type Permits struct{ perms *auth.Permissions }
+
+// NewPermits returns the permits resolved by perms; without perms only
+// administrators hold a permission.
+func NewPermits(perms *auth.Permissions) Permits { return Permits{perms: perms} }
+
+// Require returns Forbidden unless the caller has permission p. Admins
+// (and the desktop owner, who is one) pass without a lookup.
+func (p Permits) Require(ctx context.Context, perm auth.Permission) error {
+	c := CallerFrom(ctx)
+	if c.Admin {
+		return nil
+	}
+	if p.perms == nil {
+		return apperr.New(apperr.Forbidden, "You are not allowed to do this (%s); ask an administrator.", perm)
+	}
+	set, err := p.perms.Resolve(ctx, store.User{ID: c.UserID})
+	if err != nil {
+		return err
+	}
+	return set.Require(perm)
+}

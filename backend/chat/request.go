@@ -1,0 +1,250 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/llembas/lembas/backend/attach"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// draft is a request being built: what its reply is for, what the
+// contributors found so far, and the request they add to.
+type draft struct {
+	user  ids.UserID
+	chat  store.Chat
+	model store.Model
+	// from is the message the history ends at (0: the chat's newest);
+	// cont the reply being continued, if any; pending Send's turn, not
+	// stored yet, which the request ends with.
+	from    ids.MessageID
+	cont    *store.Message
+	pending *newTurn
+
+	// system is the authored system prompt (authoredPrompt).
+	system string
+	// path is the history that fits, oldest first, and omitted the
+	// earlier turns left out (fittingHistory).
+	path    []store.Message
+	omitted int
+	// files are the user turns' attachments by message (turnAttachments;
+	// Send's turn under pendingID).
+	files map[ids.MessageID][]turnFile
+	// turnAt is where each turn of path went in req.Messages (turns).
+	turnAt map[ids.MessageID]int
+
+	req llm.ChatRequest
+}
+
+// contributor adds its part to a request. The ones that read the store are
+// Service methods; the rest only look at the draft.
+type contributor func(ctx context.Context, d *draft) error
+
+// contributors are the steps that build every reply's request, in order:
+// each may use what the ones before it found. A new part of a request
+// (the harness, memories, tool schemas) is one more contributor with its
+// own test, put where its part belongs: text for the system turn before
+// fittingHistory, which leaves room for d.system; tools beside parameters.
+func (s *Service) contributors() []contributor {
+	return []contributor{
+		s.authoredPrompt,
+		s.fittingHistory,
+		s.turnAttachments,
+		turns,
+		attachments,
+		continueNudge,
+		parameters,
+	}
+}
+
+// request builds the request of the chat's next reply (see draft for its
+// inputs) and says how many earlier turns it leaves out. Memory here does
+// not grow with the chat: only the turns that fit are read.
+func (s *Service) request(ctx context.Context, user ids.UserID, from ids.MessageID, cont *store.Message, pending *newTurn, tgt target) (llm.ChatRequest, int, error) {
+	d := &draft{user: user, chat: tgt.chat, model: tgt.model, from: from, cont: cont, pending: pending,
+		req: llm.ChatRequest{Model: tgt.model.UpstreamID, Params: map[string]any{}}}
+	for _, c := range s.contributors() {
+		if err := c(ctx, d); err != nil {
+			return llm.ChatRequest{}, 0, err
+		}
+	}
+	return d.req, d.omitted, nil
+}
+
+// authoredPrompt is the system prompt people wrote, with chat > model >
+// instance precedence; a blank one sends no system turn.
+func (s *Service) authoredPrompt(ctx context.Context, d *draft) error {
+	instance, _, err := s.db.Setting(ctx, "system_prompt")
+	if err != nil {
+		return err
+	}
+	systemTurn(d, instance)
+	return nil
+}
+
+// systemTurn is authoredPrompt once the instance's prompt is read.
+func systemTurn(d *draft, instancePrompt string) {
+	d.system = firstNonEmpty(d.chat.SystemPrompt, d.model.SystemPrompt, instancePrompt)
+	if strings.TrimSpace(d.system) != "" {
+		d.req.Messages = append(d.req.Messages, llm.Message{Role: "system", Content: d.system})
+	}
+}
+
+// fittingHistory selects the newest turns that fit the model's context
+// once the reply, the system prompt and a continue nudge have their room
+// (selectHistory).
+func (s *Service) fittingHistory(ctx context.Context, d *draft) error {
+	h, err := s.selectHistory(ctx, d.user, d.chat.ID, d.from, requestBudget(d.chat, d.model, d.system, d.cont != nil),
+		d.model.Capabilities.Vision, d.pending)
+	if err != nil {
+		return err
+	}
+	d.path, d.omitted = h.msgs, h.omitted
+	return nil
+}
+
+// turnAttachments loads the files of the user turns in the history, and
+// of Send's turn; image bytes only for a vision model.
+func (s *Service) turnAttachments(ctx context.Context, d *draft) error {
+	vision := d.model.Capabilities.Vision
+	files, err := s.turnFiles(ctx, d.user, d.path, vision)
+	if err != nil {
+		return err
+	}
+	if d.pending != nil && len(d.pending.files) > 0 {
+		if files == nil {
+			files = map[ids.MessageID][]turnFile{}
+		}
+		for _, a := range d.pending.files {
+			f, err := s.turnFile(a, vision)
+			if err != nil {
+				return err
+			}
+			files[pendingID] = append(files[pendingID], f)
+		}
+	}
+	d.files = files
+	return nil
+}
+
+// turns makes the history's stored messages the request's turns. Reasoning
+// is never replayed; a reply still streaming, or one that failed with
+// nothing in it, is no context.
+func turns(_ context.Context, d *draft) error {
+	d.turnAt = make(map[ids.MessageID]int, len(d.path))
+	for _, m := range d.path {
+		if m.Role != store.RoleUser && m.Role != store.RoleAssistant {
+			continue
+		}
+		if m.Role == store.RoleAssistant && (m.Status == store.StatusStreaming || m.Content == "") {
+			continue
+		}
+		d.turnAt[m.ID] = len(d.req.Messages)
+		d.req.Messages = append(d.req.Messages, llm.Message{Role: string(m.Role), Content: m.Content})
+	}
+	return nil
+}
+
+// attachments puts each user turn's files into its turn: documents before
+// its text as delimited blocks naming each file; images as image_url parts
+// (data URIs) only when the model is marked vision, and only then is the
+// content an array of parts: a text-only turn stays a plain string, which
+// every endpoint takes.
+func attachments(_ context.Context, d *draft) error {
+	for _, m := range d.path {
+		i, ok := d.turnAt[m.ID]
+		if !ok || m.Role != store.RoleUser || len(d.files[m.ID]) == 0 {
+			continue
+		}
+		d.req.Messages[i] = userTurn(m.Content, d.files[m.ID], d.model.Capabilities.Vision)
+	}
+	return nil
+}
+
+// continueNudge ends a Continue's request: the model sees its own
+// unfinished reply as the last assistant turn, plus a nudge, because most
+// chat templates cannot resume a turn.
+func continueNudge(_ context.Context, d *draft) error {
+	if d.cont != nil {
+		d.req.Messages = append(d.req.Messages, llm.Message{Role: "user", Content: "Continue exactly where your last reply stopped, without repeating anything."})
+	}
+	return nil
+}
+
+// parameters sets the sampling parameters with chat > model precedence.
+// Params' JSON names are the request's; an empty effort means none.
+func parameters(_ context.Context, d *draft) error {
+	for k, v := range mergeParams(d.chat.Params, d.model.Params) {
+		if k == "reasoning_effort" {
+			if e, _ := v.(string); e != "" {
+				d.req.ReasoningEffort = e
+			}
+			continue
+		}
+		d.req.Params[k] = v
+	}
+	return nil
+}
+
+// mergeParams takes each parameter from the chat, else the model, as the
+// request fields they are named after.
+func mergeParams(chat, model store.Params) map[string]any {
+	out := map[string]any{}
+	for _, p := range []store.Params{model, chat} {
+		b, _ := json.Marshal(p)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		maps.Copy(out, m)
+	}
+	return out
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// userTurn builds a user message with attachments.
+func userTurn(content string, files []turnFile, vision bool) llm.Message {
+	var docs []string
+	var images []llm.ContentPart
+	for _, f := range files {
+		switch f.Kind {
+		case "image":
+			if vision {
+				images = append(images, llm.ContentPart{Type: "image_url", ImageURL: attach.ImageDataURI(f.MIME, f.Data)})
+			} else {
+				// The model is told an image was there, so it can say it
+				// cannot see it instead of answering as if it had.
+				docs = append(docs, fmt.Sprintf("[An image, %s, is attached here, but this model cannot see images.]",
+					strings.NewReplacer("[", "(", "]", ")").Replace(f.DisplayName)))
+			}
+		default:
+			docs = append(docs, attach.DocumentContext(f.DisplayName, f.Text, f.Note))
+		}
+	}
+	text := content
+	if len(docs) > 0 {
+		text = strings.Join(docs, "\n\n")
+		if strings.TrimSpace(content) != "" {
+			text += "\n\n" + content
+		}
+	}
+	if len(images) == 0 {
+		return llm.Message{Role: "user", Content: text}
+	}
+	parts := make([]llm.ContentPart, 0, len(images)+1)
+	if strings.TrimSpace(text) != "" {
+		parts = append(parts, llm.TextPart(text))
+	}
+	return llm.Message{Role: "user", Parts: append(parts, images...)}
+}

@@ -1,0 +1,244 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// Each contributor alone; TestRequestsAreUnchanged checks them together.
+
+func newDraft() *draft {
+	return &draft{req: llm.ChatRequest{Params: map[string]any{}}}
+}
+
+func roles(msgs []llm.Message) string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Role+":"+m.Content)
+	}
+	return strings.Join(out, " | ")
+}
+
+func TestSystemTurnTakesTheChatsThenTheModelsThenTheInstancesPrompt(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		chat, model, instance string
+		want                  string
+	}{
+		{"none", "", "", "", ""},
+		{"instance", "", "", "inst", "system:inst"},
+		{"model over instance", "", "mod", "inst", "system:mod"},
+		{"chat over both", "chat", "mod", "inst", "system:chat"},
+		{"blank chat prompt falls through", "  \n", "mod", "inst", "system:mod"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDraft()
+			d.chat.SystemPrompt, d.model.SystemPrompt = tc.chat, tc.model
+			systemTurn(d, tc.instance)
+			if got := roles(d.req.Messages); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if strings.TrimSpace(tc.want) != "" && d.system != strings.TrimPrefix(tc.want, "system:") {
+				t.Errorf("d.system %q", d.system)
+			}
+		})
+	}
+}
+
+func TestTurnsLeaveOutReasoningAndEmptyOrStreamingReplies(t *testing.T) {
+	d := newDraft()
+	d.path = []store.Message{
+		{ID: 1, Role: store.RoleUser, Content: "q1"},
+		{ID: 2, Role: store.RoleAssistant, Content: "a1", Reasoning: "hidden", Status: store.StatusFinal},
+		{ID: 3, Role: store.RoleUser, Content: "q2"},
+		{ID: 4, Role: store.RoleAssistant, Content: "", Status: store.StatusError},
+		{ID: 5, Role: "system", Content: "not a turn"},
+		{ID: 6, Role: store.RoleUser, Content: "q3"},
+		{ID: 7, Role: store.RoleAssistant, Content: "half", Status: store.StatusStreaming},
+	}
+	d.req.Messages = []llm.Message{{Role: "system", Content: "s"}}
+	turns(context.Background(), d)
+	if got, want := roles(d.req.Messages), "system:s | user:q1 | assistant:a1 | user:q2 | user:q3"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if want := map[ids.MessageID]int{1: 1, 2: 2, 3: 3, 6: 4}; !reflect.DeepEqual(d.turnAt, want) {
+		t.Errorf("turnAt %v, want %v", d.turnAt, want)
+	}
+}
+
+func TestAttachmentsGoIntoTheirTurns(t *testing.T) {
+	doc := turnFile{Attachment: store.Attachment{Kind: "text", DisplayName: "a.txt", Text: "inside"}}
+	img := turnFile{Attachment: store.Attachment{Kind: "image", DisplayName: "m[1].png", MIME: "image/png"}, Data: []byte{1, 2, 3}}
+	build := func(vision bool) *draft {
+		d := newDraft()
+		d.model.Capabilities.Vision = vision
+		d.path = []store.Message{{ID: 1, Role: store.RoleUser, Content: "look"}, {ID: 2, Role: store.RoleAssistant, Content: "ok"},
+			{ID: 3, Role: store.RoleUser, Content: "plain"}}
+		d.files = map[ids.MessageID][]turnFile{1: {doc, img}}
+		turns(context.Background(), d)
+		attachments(context.Background(), d)
+		return d
+	}
+	d := build(false)
+	m := d.req.Messages[0]
+	if m.Parts != nil || !strings.HasPrefix(m.Content, "<document name=\"a.txt\">") || !strings.HasSuffix(m.Content, "\n\nlook") ||
+		!strings.Contains(m.Content, "[An image, m(1).png, is attached here, but this model cannot see images.]") {
+		t.Errorf("without vision: %+v", m)
+	}
+	if d.req.Messages[2].Content != "plain" {
+		t.Errorf("a turn without files changed: %+v", d.req.Messages[2])
+	}
+	d = build(true)
+	m = d.req.Messages[0]
+	if m.Content != "" || len(m.Parts) != 2 || m.Parts[0].Type != "text" || m.Parts[1].Type != "image_url" ||
+		strings.Contains(m.Parts[0].Text, "cannot see") {
+		t.Errorf("with vision: %+v", m)
+	}
+}
+
+func TestContinueNudgeEndsOnlyAContinue(t *testing.T) {
+	d := newDraft()
+	continueNudge(context.Background(), d)
+	if len(d.req.Messages) != 0 {
+		t.Fatalf("a reply that continues nothing got %v", d.req.Messages)
+	}
+	d.cont = &store.Message{ID: 9}
+	continueNudge(context.Background(), d)
+	if len(d.req.Messages) != 1 || d.req.Messages[0].Role != "user" || !strings.HasPrefix(d.req.Messages[0].Content, "Continue exactly") {
+		t.Errorf("got %v", d.req.Messages)
+	}
+}
+
+func TestParametersTakeTheChatsOverTheModels(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	n := func(v int64) *int64 { return &v }
+	s := func(v string) *string { return &v }
+	d := newDraft()
+	d.model.Params = store.Params{Temperature: f(0.5), MaxTokens: n(64), ReasoningEffort: s("low")}
+	d.chat.Params = store.Params{Temperature: f(0.9), ReasoningEffort: s("high")}
+	parameters(context.Background(), d)
+	b, _ := json.Marshal(d.req.Params)
+	if string(b) != `{"max_tokens":64,"temperature":0.9}` || d.req.ReasoningEffort != "high" {
+		t.Errorf("params %s, effort %q", b, d.req.ReasoningEffort)
+	}
+	d = newDraft()
+	d.model.Params = store.Params{ReasoningEffort: s("")}
+	parameters(context.Background(), d)
+	if len(d.req.Params) != 0 || d.req.ReasoningEffort != "" {
+		t.Errorf("an empty effort sent: %v %q", d.req.Params, d.req.ReasoningEffort)
+	}
+}
+
+// storeDraft is a real database with a user, a model and a chat of three
+// messages (the middle one a reply), and a draft for that chat's next reply.
+func storeDraft(t *testing.T) (*Service, *draft) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "lembas.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Sync(ctx, store.Current, filepath.Join(t.TempDir(), "backups")); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := db.EnsureOwner(ctx, "owner", "Owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := ids.UserID(owner.ID)
+	conn, err := db.CreateConnection(ctx, store.Actor{User: user, Admin: true}, store.Connection{Name: "c", BaseURL: "http://127.0.0.1:9/v1", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SyncModels(ctx, conn.ID, []store.UpstreamModel{{ID: "m"}}); err != nil {
+		t.Fatal(err)
+	}
+	models, _, err := db.ListModels(ctx, user, store.ModelFilter{})
+	if err != nil || len(models) != 1 {
+		t.Fatalf("models %v %v", models, err)
+	}
+	mid := models[0].ID
+	chat, _, err := db.CreateChat(ctx, user, store.NewChat{ModelID: &mid, Title: "t"},
+		store.Message{Role: store.RoleUser, Content: "first", Status: store.StatusFinal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []store.Message{{Role: store.RoleAssistant, Content: "reply", Status: store.StatusFinal},
+		{Role: store.RoleUser, Content: "second", Status: store.StatusFinal}} {
+		if _, err := db.AddMessage(ctx, user, chat.ID, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Service{db: db}
+	d := newDraft()
+	d.user, d.chat, d.model = user, chat, models[0]
+	return s, d
+}
+
+func TestAuthoredPromptReadsTheInstancesPrompt(t *testing.T) {
+	s, d := storeDraft(t)
+	if err := s.db.SetSetting(context.Background(), "system_prompt", "from the instance"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.authoredPrompt(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if got := roles(d.req.Messages); got != "system:from the instance" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestFittingHistoryKeepsTheNewestTurnsThatFit(t *testing.T) {
+	s, d := storeDraft(t)
+	if err := s.fittingHistory(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.path) != 3 || d.omitted != 0 || d.path[0].Content != "first" || d.path[2].Content != "second" {
+		t.Fatalf("whole history: %d messages, %d omitted", len(d.path), d.omitted)
+	}
+	// Room for the newest turn only: the reply goes with the turn it
+	// answered, and both are counted as left out.
+	s, d = storeDraft(t)
+	// 23 tokens: a quarter (5) for the reply, 8 for the system markers,
+	// 10 for one short turn (2 for its text, 8 for its markers).
+	d.model.ContextLength = 23
+	if err := s.fittingHistory(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.path) != 1 || d.path[0].Content != "second" || d.omitted != 2 {
+		t.Errorf("cut history: %v, %d omitted", d.path, d.omitted)
+	}
+}
+
+func TestTurnAttachmentsLoadsTheFilesOfTheTurnsAndOfTheNewOne(t *testing.T) {
+	s, d := storeDraft(t)
+	ctx := context.Background()
+	a, err := s.db.AddAttachment(ctx, d.user, store.Attachment{Kind: "text", MIME: "text/plain", DisplayName: "old.txt", StorageName: "x1", Text: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.fittingHistory(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	first := d.path[0].ID
+	if err := s.db.SetMessageAttachments(ctx, d.user, first, []ids.AttachmentID{a.ID}); err != nil {
+		t.Fatal(err)
+	}
+	d.pending = &newTurn{content: "new", files: []store.Attachment{{Kind: "text", DisplayName: "new.txt", Text: "new"}}}
+	if err := s.turnAttachments(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.files) != 2 || len(d.files[first]) != 1 || d.files[first][0].DisplayName != "old.txt" ||
+		len(d.files[pendingID]) != 1 || d.files[pendingID][0].DisplayName != "new.txt" {
+		t.Errorf("files %+v", d.files)
+	}
+}
