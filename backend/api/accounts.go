@@ -21,6 +21,9 @@ func (d Deps) require(ctx context.Context, p auth.Permission) error {
 	if c.Admin {
 		return nil
 	}
+	if rc, ok := auth.CallerFrom(ctx); ok {
+		return rc.Perms.Require(p)
+	}
 	if d.Perms == nil {
 		return apperr.New(apperr.Forbidden, "You are not allowed to do this (%s); ask an administrator.", p)
 	}
@@ -29,6 +32,22 @@ func (d Deps) require(ctx context.Context, p auth.Permission) error {
 		return err
 	}
 	return set.Require(p)
+}
+
+// withCaller returns ctx carrying the caller's permissions, resolved once
+// (auth.Caller): a reply started with it carries them, so each of its
+// steps decides what it may do where it acts; require reads them too.
+func (d Deps) withCaller(ctx context.Context) (context.Context, error) {
+	c := CallerFrom(ctx)
+	rc := auth.Caller{User: ids.UserID(c.UserID), Perms: auth.NewSet(c.Admin)}
+	if !c.Admin && d.Perms != nil {
+		set, err := d.Perms.Resolve(ctx, store.User{ID: c.UserID})
+		if err != nil {
+			return ctx, err
+		}
+		rc.Perms = set
+	}
+	return auth.WithCaller(ctx, rc), nil
 }
 
 // accountErr maps the store's account errors to kinds.
