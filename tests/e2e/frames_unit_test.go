@@ -46,6 +46,14 @@ const framesUnit = `(async () => {
       elements: box.querySelectorAll('img, script, b').length,
       final: st.final, status: st.status, content: st.content, finalFull: st.finalFull,
     };
+    // Shown in the transcript, for the screenshot.
+    const art = document.createElement('article');
+    art.className = 'msg msg-assistant';
+    art.id = 'parts-sample';
+    box.className = 'msg-content';
+    art.appendChild(box);
+    (document.querySelector('.chat-inner') || document.body).appendChild(art);
+    box.querySelectorAll('details').forEach((d) => { d.open = true; });
   }
 
   // Out of order, then a resync through a Follower: a frame after a gap
@@ -173,6 +181,8 @@ func TestFramesInTheBrowser(t *testing.T) {
 	if !equal(s.Kinds, []string{"msg-body md", "part-notice", "msg-body md"}) || s.Sealed != 0 || !s.Text || s.Joined != "<p>A</p><p>B</p>" {
 		t.Errorf("stored: parts %v, %d sealed regions, HTML %s", s.Kinds, s.Sealed, s.HTML)
 	}
+	a.js(`document.getElementById('parts-sample').scrollIntoView()`)
+	a.shot("parts")
 	if got.Pwned {
 		t.Error("a part's text ran as HTML")
 	}
