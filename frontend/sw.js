@@ -14,7 +14,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v6';
+const VERSION = 'v7';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -48,6 +48,7 @@ const SHELL = [
   '/js/modelpicker.js',
   '/js/notify.js',
   '/js/omitted.js',
+  '/js/parts.js',
   '/js/quick.js',
   '/js/router.js',
   '/js/settings-connections.js',

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
@@ -73,6 +74,19 @@ type MessageView struct {
 	CreatedAt  int64           `json:"createdAt"`
 	// Attachments are the files sent with a user turn.
 	Attachments []AttachmentView `json:"attachments,omitempty"`
+	// Parts are a reply's parts in order, only when it is more than its
+	// reasoning and then its text (which html and reasoning show).
+	Parts []PartView `json:"parts,omitempty"`
+}
+
+// PartView is one part of a reply: a text part as sanitised HTML, any
+// other kind as plain text (the page escapes it).
+type PartView struct {
+	Kind   store.PartKind `json:"kind"`
+	HTML   string         `json:"html,omitempty"`
+	Text   string         `json:"text,omitempty"`
+	Name   string         `json:"name,omitempty"`
+	CallID string         `json:"callId,omitempty"`
 }
 
 func (c *Chats) message(m store.Message) MessageView {
@@ -80,6 +94,8 @@ func (c *Chats) message(m store.Message) MessageView {
 		Status: m.Status, Error: m.Error, ModelLabel: m.ModelLabel, Metrics: m.Metrics, CreatedAt: m.CreatedAt}
 	switch {
 	case m.Role != store.RoleAssistant:
+	case m.Layout() != "":
+		v.Parts, v.HTML = c.parts(m)
 	case m.Status == store.StatusFinal || m.Status == store.StatusStreaming:
 		v.HTML = c.render.Markdown(m.Content)
 	default:
@@ -90,6 +106,35 @@ func (c *Chats) message(m store.Message) MessageView {
 		v.Metrics = nil
 	}
 	return v
+}
+
+// parts renders a reply's parts, and returns the HTML of its text parts
+// joined. Only the last text part of a reply that ended early has what it
+// left open closed: the others were finished when a later part began.
+func (c *Chats) parts(m store.Message) ([]PartView, string) {
+	parts := m.Parts()
+	last := -1
+	for i, p := range parts {
+		if p.Kind == store.PartText {
+			last = i
+		}
+	}
+	out := make([]PartView, len(parts))
+	var html strings.Builder
+	for i, p := range parts {
+		out[i] = PartView{Kind: p.Kind, Name: p.Name, CallID: p.CallID}
+		if p.Kind != store.PartText {
+			out[i].Text = p.Text
+			continue
+		}
+		if i == last && m.Status != store.StatusFinal && m.Status != store.StatusStreaming {
+			out[i].HTML = c.render.Partial(p.Text)
+		} else {
+			out[i].HTML = c.render.Markdown(p.Text)
+		}
+		html.WriteString(out[i].HTML)
+	}
+	return out, html.String()
 }
 
 // Chats is the facade for the caller's chats.
@@ -162,6 +207,10 @@ func (c *Chats) turn(t chat.Turn) TurnView {
 // Send adds the caller's turn (creating the chat on its first message) and
 // starts the reply in the background.
 func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
+	ctx, err := c.permits.WithCaller(ctx)
+	if err != nil {
+		return TurnView{}, err
+	}
 	if len(in.Attachments) > 0 {
 		if err := c.permits.Require(ctx, auth.FilesUpload); err != nil {
 			return TurnView{}, err
@@ -188,6 +237,10 @@ func (c *Chats) Stop(ctx context.Context, id ids.ChatID) error {
 
 // Regenerate replaces the last reply.
 func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, error) {
+	ctx, err := c.permits.WithCaller(ctx)
+	if err != nil {
+		return MessageView{}, err
+	}
 	m, err := c.chat.Regenerate(ctx, user(ctx), id)
 	if err != nil {
 		return MessageView{}, err
@@ -197,6 +250,10 @@ func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, err
 
 // Continue extends a reply cut off by the length limit or interrupted.
 func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error) {
+	ctx, err := c.permits.WithCaller(ctx)
+	if err != nil {
+		return MessageView{}, err
+	}
 	m, err := c.chat.Continue(ctx, user(ctx), id)
 	if err != nil {
 		return MessageView{}, err
@@ -207,6 +264,10 @@ func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error
 // Edit changes a user turn, deletes every later message and starts a reply.
 // attachments, when given (even empty), replace the turn's files.
 func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, attachments []ids.AttachmentID) (TurnView, error) {
+	ctx, err := c.permits.WithCaller(ctx)
+	if err != nil {
+		return TurnView{}, err
+	}
 	// Keeping some of the turn's own files needs no permission; adding one
 	// does.
 	adds, err := c.chat.AddsFiles(ctx, user(ctx), id, attachments)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -35,6 +36,10 @@ func (p Permits) Require(ctx context.Context, perm auth.Permission) error {
 	if c.Admin {
 		return nil
 	}
+	// Resolved once already for this call (WithCaller).
+	if rc, ok := auth.CallerFrom(ctx); ok {
+		return rc.Perms.Require(perm)
+	}
 	if p.perms == nil {
 		return apperr.New(apperr.Forbidden, "You are not allowed to do this (%s); ask an administrator.", perm)
 	}
@@ -43,4 +48,20 @@ func (p Permits) Require(ctx context.Context, perm auth.Permission) error {
 		return err
 	}
 	return set.Require(perm)
+}
+
+// WithCaller returns ctx carrying the caller's permissions, resolved once
+// (auth.Caller): a reply started with it carries them, so each of its
+// steps decides what it may do where it acts; Require reads them too.
+func (p Permits) WithCaller(ctx context.Context) (context.Context, error) {
+	c := CallerFrom(ctx)
+	rc := auth.Caller{User: ids.UserID(c.UserID), Perms: auth.NewSet(c.Admin)}
+	if !c.Admin && p.perms != nil {
+		set, err := p.perms.Resolve(ctx, store.User{ID: c.UserID})
+		if err != nil {
+			return ctx, err
+		}
+		rc.Perms = set
+	}
+	return auth.WithCaller(ctx, rc), nil
 }

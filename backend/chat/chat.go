@@ -18,6 +18,7 @@ import (
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/connections"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
@@ -468,15 +469,20 @@ func replyRow(model store.Model) store.Message {
 // with tgt's request; cont is the message it continues, if any.
 func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID, asst store.Message, cont *store.Message, tgt target) error {
 	model, client, conn := tgt.model, tgt.client, tgt.conn
+	// The caller's permissions, as the facade resolved them, travel with
+	// the reply (auth.WithCaller); without them it may do only what
+	// everyone may.
+	caller, _ := auth.CallerFrom(ctx)
+	caller.User = user
 	job := generation.Job{
-		User: user, Chat: chatID, Message: asst.ID, Client: client, Request: tgt.req,
+		User: user, Chat: chatID, Message: asst.ID, Caller: caller, Client: client, Request: tgt.req,
 		ContextLength: int(model.ContextLength), OmittedTurns: tgt.omitted,
 		Done: func(ctx context.Context, out generation.Outcome) {
 			s.replyDone(ctx, out, client, model, conn)
 		},
 	}
 	if cont != nil {
-		job.Prefix, job.PrefixReason = cont.Content, cont.Reasoning
+		job.Prefix = cont.Parts()
 	}
 	if err := s.gen.Start(job); err != nil {
 		// The row would otherwise stay "streaming" until the next restart.

@@ -196,19 +196,16 @@ func TestSendStreamsAndStoresTheReply(t *testing.T) {
 		t.Fatalf("frames %+v", frames)
 	}
 	final := frames[len(frames)-1]
-	if final.Status != store.StatusFinal || !strings.Contains(final.Full, "<strong>Frodo</strong>") || !final.Reset {
-		t.Errorf("final frame %+v", final)
-	}
-	var reasoning string
-	for i, f := range frames {
-		if f.Seq != int64(i+1) {
-			t.Fatalf("frame %d has seq %d", i, f.Seq)
+	var r generation.Replica
+	for _, f := range frames {
+		if err := r.Apply(f); err != nil {
+			t.Fatal(err)
 		}
-		if f.ReasoningFrom != len(reasoning) {
-			t.Fatalf("frame %d reasoningFrom %d, have %d", i, f.ReasoningFrom, len(reasoning))
-		}
-		reasoning += f.Reasoning
 	}
+	if final.Status != store.StatusFinal || !strings.Contains(r.HTML(), "<strong>Frodo</strong>") || final.Content != m.Content {
+		t.Errorf("final frame %+v; follower has %q", final, r.HTML())
+	}
+	reasoning := r.Reasoning()
 	if reasoning != "Thinking hard." {
 		t.Errorf("reasoning from frames %q", reasoning)
 	}
@@ -269,7 +266,11 @@ func (e *env) liveText(chat ids.ChatID) string {
 	if !ok {
 		return ""
 	}
-	return f.Full + f.Tail
+	var r generation.Replica
+	if err := r.Snapshot(f); err != nil {
+		e.t.Fatal(err)
+	}
+	return r.HTML()
 }
 
 func TestFailuresKeepThePartialReplyAndSayWhy(t *testing.T) {
@@ -500,44 +501,6 @@ func TestOtherUsersCannotTouchTheChat(t *testing.T) {
 	_ = events.Event{}
 }
 
-// follower applies frames the way the frontend does (render.Frame's
-// documented order), to prove that a follower ends with the final HTML —
-// also one that attached late with a Live snapshot.
-type follower struct {
-	seq          int64
-	sealed, tail string
-	reasoning    string
-}
-
-func (f *follower) apply(t *testing.T, fr generation.Frame) {
-	t.Helper()
-	if fr.Seq != f.seq+1 && f.seq != 0 {
-		t.Fatalf("seq jumped from %d to %d", f.seq, fr.Seq)
-	}
-	f.seq = fr.Seq
-	if fr.Reset {
-		f.sealed, f.tail = fr.Full, ""
-	}
-	for _, s := range fr.Seal {
-		f.sealed += s
-	}
-	switch fr.Op {
-	case "replace":
-		f.tail = fr.Tail
-	case "append":
-		const closeTag = "</code></pre></div>\n"
-		i := strings.LastIndex(f.tail, closeTag)
-		if i < 0 {
-			t.Fatalf("append to a tail without an open code block: %q", f.tail)
-		}
-		f.tail = f.tail[:i] + fr.Tail + f.tail[i:]
-	}
-	if fr.ReasoningFrom != len(f.reasoning) {
-		t.Fatalf("reasoningFrom %d, follower has %d", fr.ReasoningFrom, len(f.reasoning))
-	}
-	f.reasoning += fr.Reasoning
-}
-
 func TestFollowersEndWithTheFinalHTML(t *testing.T) {
 	e := setup(t)
 	pieces := []string{"# Title\n\n", "Some *prose* ", "here.\n\n", "- one\n", "- two\n\n", "```go\n", "func main() {\n", "\tprintln(1)\n", "}\n", "```\n\n", "| a | b |\n", "|---|---|\n", "| 1 | 2 |\n\n", "Done, $x^2$."}
@@ -560,28 +523,44 @@ func TestFollowersEndWithTheFinalHTML(t *testing.T) {
 	// streaming cannot know, such as reference links defined later).
 	final := frames[len(frames)-1]
 	streamed := frames[:len(frames)-1]
-	early := &follower{}
+	early := &generation.Replica{}
 	for _, f := range streamed {
-		early.apply(t, f)
+		if err := early.Apply(f); err != nil {
+			t.Fatal(err)
+		}
 	}
-	late := &follower{}
-	late.seq = snap.Seq
-	late.sealed, late.tail, late.reasoning = snap.Full, snap.Tail, snap.Reasoning
+	late := &generation.Replica{}
+	if err := late.Snapshot(snap); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range streamed {
 		if f.Seq > snap.Seq {
-			late.apply(t, f)
+			if err := late.Apply(f); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	for name, f := range map[string]*follower{"from the start": early, "attached late": late} {
-		if f.sealed+f.tail != final.Full {
-			t.Errorf("%s: follower has\n%s\nwant\n%s", name, f.sealed+f.tail, final.Full)
+	// The whole reply rendered once, as a follower attaching after the
+	// end gets it.
+	var whole generation.Replica
+	done, _ := e.c.Gen.Live(e.user, turn.Chat.ID)
+	if err := whole.Snapshot(done); err != nil {
+		t.Fatal(err)
+	}
+	want := whole.HTML()
+	for name, f := range map[string]*generation.Replica{"from the start": early, "attached late": late} {
+		if f.HTML() != want {
+			t.Errorf("%s: follower has\n%s\nwant\n%s", name, f.HTML(), want)
 		}
-		if f.reasoning != "Let me think." {
-			t.Errorf("%s: reasoning %q", name, f.reasoning)
+		if f.Reasoning() != "Let me think." {
+			t.Errorf("%s: reasoning %q", name, f.Reasoning())
+		}
+		if err := f.Apply(final); err != nil || f.HTML() != want {
+			t.Errorf("%s: after the final frame (%v)\n%s", name, err, f.HTML())
 		}
 	}
-	if !strings.Contains(final.Full, `class="math`) || !strings.Contains(final.Full, "<table>") || !strings.Contains(final.Full, "code-block") {
-		t.Errorf("final HTML lacks math, table or code block: %s", final.Full)
+	if !strings.Contains(want, `class="math`) || !strings.Contains(want, "<table>") || !strings.Contains(want, "code-block") {
+		t.Errorf("final HTML lacks math, table or code block: %s", want)
 	}
 }
 
@@ -753,8 +732,14 @@ func TestStoppedPartialIsRendered(t *testing.T) {
 	e.wait(turn.Chat.ID)
 	frames := e.frames.settled(t)
 	final := frames[len(frames)-1]
-	if final.Status != store.StatusStopped || !strings.Contains(final.Full, "<strong>bold te</strong>") {
-		t.Errorf("final frame %s: %q", final.Status, final.Full)
+	var r generation.Replica
+	for _, f := range frames {
+		if err := r.Apply(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if final.Status != store.StatusStopped || !strings.Contains(r.HTML(), "<strong>bold te</strong>") {
+		t.Errorf("final frame %s: %q", final.Status, r.HTML())
 	}
 	var page struct {
 		Messages []struct {

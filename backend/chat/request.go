@@ -145,6 +145,12 @@ func turns(_ context.Context, d *draft) error {
 			continue
 		}
 		d.turnAt[m.ID] = len(d.req.Messages)
+		if m.Role == store.RoleAssistant {
+			// A reply is its parts: text, and the tool calls and results
+			// of its rounds (replyMessages); reasoning is never replayed.
+			d.req.Messages = append(d.req.Messages, replyMessages(m)...)
+			continue
+		}
 		d.req.Messages = append(d.req.Messages, llm.Message{Role: string(m.Role), Content: m.Content})
 	}
 	return nil

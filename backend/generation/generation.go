@@ -13,11 +13,11 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
@@ -45,11 +45,20 @@ type Job struct {
 	User    ids.UserID
 	Chat    ids.ChatID
 	Message ids.MessageID
-	Client  Streamer
+	// Caller is who the reply acts for and what they may do, resolved
+	// when the call that started it came in: a step checks it where it
+	// acts (Output.Caller).
+	Caller auth.Caller
+	// Producer runs the reply's rounds; nil is one ChatRound of Client
+	// and Request.
+	Producer Producer
+	Client   Streamer
+	// Request is what the first round sends; its messages are also the
+	// prompt's size when the endpoint reports no usage.
 	Request llm.ChatRequest
-	// Prefix is text already in the message (Continue appends to it).
-	Prefix        string
-	PrefixReason  string
+	// Prefix is the parts already in the message (Continue appends to
+	// its last text and reasoning parts).
+	Prefix        []store.Part
 	ContextLength int
 	// OmittedTurns is how many earlier turns of the chat did not fit the
 	// request (shown above the reply, from its metrics).
@@ -86,19 +95,41 @@ type Metrics struct {
 	OmittedTurns int `json:"omittedTurns,omitempty"`
 }
 
-// Frame is one update of a reply for followers (docs/API.md, topic "gen").
+// Frame is one update of a reply for followers (docs/API.md, topic "gen"):
+// operations on the reply's parts, applied in order, after the frame one
+// seq before it.
 type Frame struct {
 	ChatID    ids.ChatID    `json:"chatId"`
 	MessageID ids.MessageID `json:"messageId"`
 	Seq       int64         `json:"seq"`
-	// render.Frame's reset, full, seal, tail and op, applied as it
-	// documents.
+	Parts     []PartOp      `json:"parts,omitempty"`
+	Status    store.Status  `json:"status"`
+	Error     string        `json:"error,omitempty"`
+	Metrics   *Metrics      `json:"metrics,omitempty"`
+	// Content is the reply's Markdown source (its text parts), on a final
+	// frame only: with the final HTML and metrics it is all the
+	// transcript needs (Copy), so a follower does not read the message
+	// again.
+	Content string `json:"content,omitempty"`
+}
+
+// PartOp is one operation on part I of a reply. Parts are opened in order,
+// each by the first op that names it; a Live snapshot opens every part
+// again.
+type PartOp struct {
+	I int `json:"i"`
+	// Open begins part I with this kind, Name and CallID (tool calls).
+	Open   store.PartKind `json:"open,omitempty"`
+	Name   string         `json:"name,omitempty"`
+	CallID string         `json:"callId,omitempty"`
+	// A text part's HTML: render.Frame's reset, full, seal, tail and op,
+	// applied as it documents.
 	render.Frame
-	Reasoning     string       `json:"reasoning,omitempty"`
-	ReasoningFrom int          `json:"reasoningFrom"`
-	Status        store.Status `json:"status"`
-	Error         string       `json:"error,omitempty"`
-	Metrics       *Metrics     `json:"metrics,omitempty"`
+	// Text is plain text appended to any other kind of part (reasoning, a
+	// tool call's arguments, a result, a pause, a notice): never HTML.
+	Text string `json:"text,omitempty"`
+	// Close ends the part: nothing more is added to it.
+	Close bool `json:"close,omitempty"`
 }
 
 // Topic is the bus topic of frames.
@@ -166,18 +197,20 @@ var (
 // gen is one running (or recently finished) reply.
 type gen struct {
 	job    Job
+	rnd    *render.Renderer
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	start  time.Time
 
 	mu sync.Mutex
-	// content and reasoning grow by appending: rebuilding a string per
-	// delta would copy the whole reply each time (quadratic in its length).
-	content   strings.Builder // full text, including Job.Prefix
-	reasoning strings.Builder
-	live      *render.Stream
+	// parts is the reply so far, in order. curText and curReason are the
+	// parts text and reasoning go to (-1: none; the next delta opens one).
+	parts     []*part
+	curText   int
+	curReason int
+	opened    int // parts[:opened] have been opened to followers
+	size      int // bytes of text in every part (MaxReply)
 	seq       int64
-	sentReas  int // reasoning bytes already sent to followers
 	firstTok  time.Duration
 	status    store.Status
 	errText   string
@@ -201,17 +234,44 @@ func (s *Service) Start(job Job) error {
 	if g, ok := s.byChat[job.Chat]; ok && !g.isFinished() {
 		return apperr.New(apperr.Conflict, "a reply is already being written in this chat; stop it first")
 	}
+	if job.Producer == nil {
+		job.Producer = ChatRound{Client: job.Client, Request: job.Request}
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	g := &gen{
-		job: job, ctx: ctx, cancel: cancel, start: time.Now(),
-		live:   s.rnd.NewStream(),
+		job: job, rnd: s.rnd, ctx: ctx, cancel: cancel, start: time.Now(),
+		curText: -1, curReason: -1,
 		status: StatusStreaming,
 		kick:   make(chan struct{}, 1), done: make(chan struct{}),
 	}
-	g.content.WriteString(job.Prefix)
-	g.reasoning.WriteString(job.PrefixReason)
-	if job.Prefix != "" {
-		g.live.Write(job.Prefix)
+	// Continue: the reply's parts so far, its last text and reasoning
+	// parts open again unless a part of another kind came after them.
+	for _, sp := range job.Prefix {
+		p := &part{kind: sp.Kind, name: sp.Name, callID: sp.CallID}
+		p.text.WriteString(sp.Text)
+		p.from = len(sp.Text)
+		switch sp.Kind {
+		case store.PartText:
+			p.live = s.rnd.NewStream()
+			p.live.Write(sp.Text)
+			g.curText = len(g.parts)
+		case store.PartReasoning:
+			g.curReason = len(g.parts)
+		default:
+			p.closed = true
+			g.closeCurrent()
+		}
+		g.parts = append(g.parts, p)
+		g.size += len(sp.Text)
+	}
+	for i, p := range g.parts {
+		switch {
+		case p.kind == store.PartText && i != g.curText:
+			p.live.Finish()
+			p.closed = true
+		case p.kind == store.PartReasoning && i != g.curReason:
+			p.closed = true
+		}
 	}
 	s.byChat[job.Chat] = g
 	s.wg.Add(2)
@@ -282,12 +342,24 @@ func (s *Service) Live(user ids.UserID, chat ids.ChatID) (Frame, bool) {
 	m := g.metrics
 	// The snapshot shows what followers have been sent (seq), so frames
 	// after it apply on top; text not yet framed arrives with the next one.
-	return Frame{
-		ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq,
-		Frame:     g.live.Snapshot(),
-		Reasoning: g.reasoning.String()[:g.sentReas], ReasoningFrom: 0,
-		Status: StatusStreaming, Metrics: &m,
-	}, true
+	return Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq,
+		Parts: g.snapshot(), Status: StatusStreaming, Metrics: &m}, true
+}
+
+// snapshot opens every part followers have been sent, with all of it they
+// have. g.mu held.
+func (g *gen) snapshot() []PartOp {
+	ops := make([]PartOp, 0, g.opened)
+	for i, p := range g.parts[:g.opened] {
+		op := PartOp{I: i, Open: p.kind, Name: p.name, CallID: p.callID, Close: p.closeSent}
+		if p.kind == store.PartText {
+			op.Frame = p.live.Snapshot()
+		} else {
+			op.Text = p.text.String()[:p.sent]
+		}
+		ops = append(ops, op)
+	}
+	return ops
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -299,7 +371,10 @@ const MaxReply = 8 << 20
 
 var errTooLong = errors.New("the reply reached the size limit")
 
-// run talks to the endpoint.
+var errTooManyRounds = errors.New("the reply reached the limit of rounds")
+
+// run runs the job's producer, round after round, until one asks for no
+// more, fails or is cancelled.
 func (s *Service) run(g *gen) {
 	defer s.wg.Done()
 	var res llm.Result
@@ -313,28 +388,21 @@ func (s *Service) run(g *gen) {
 		}
 		s.finish(g, res, err)
 	}()
-	res, err = g.job.Client.Chat(g.ctx, g.job.Request, func(d llm.Delta) error {
-		g.mu.Lock()
-		if g.firstTok == 0 && (d.Content != "" || d.Reasoning != "") {
-			g.firstTok = time.Since(g.start)
+	for n := 0; ; n++ {
+		if n == MaxRounds {
+			err = errTooManyRounds
+			return
 		}
-		g.content.WriteString(d.Content)
-		g.reasoning.WriteString(d.Reasoning)
-		if d.Content != "" {
-			g.live.Write(d.Content)
+		var r Round
+		r, err = g.job.Producer.Round(g.ctx, &Output{g: g, round: n})
+		res = r.Result
+		if err == nil && r.More && g.ctx.Err() != nil {
+			err = context.Cause(g.ctx)
 		}
-		g.dirty = true
-		tooLong := g.content.Len()+g.reasoning.Len() > MaxReply
-		g.mu.Unlock()
-		if tooLong {
-			return errTooLong
+		if err != nil || !r.More {
+			return
 		}
-		select {
-		case g.kick <- struct{}{}:
-		default:
-		}
-		return nil
-	})
+	}
 }
 
 // frames sends coalesced frames to followers until the reply finishes: the
@@ -390,32 +458,79 @@ func (s *Service) sendFrame(g *gen) bool {
 // nextFrame builds the frame of everything since the last one, or reports
 // that nothing changed. g.mu held.
 func (g *gen) nextFrame() (Frame, bool) {
-	rf := g.live.Frame()
-	if rf.Empty() && g.reasoning.Len() == g.sentReas {
+	ops := g.partOps(false)
+	if len(ops) == 0 {
 		return Frame{}, false
 	}
 	g.seq++
-	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq, Status: StatusStreaming, Frame: rf}
-	f.ReasoningFrom = g.sentReas
-	if r := g.reasoning.String(); len(r) > g.sentReas {
-		f.Reasoning = r[g.sentReas:]
-		g.sentReas = len(r)
-	}
 	g.updateMetrics(nil)
 	m := g.metrics
-	f.Metrics = &m
-	return f, true
+	return Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq, Status: StatusStreaming, Parts: ops, Metrics: &m}, true
+}
+
+// partOps returns the operations that bring followers up to date: parts
+// opened, text framed, parts closed. With end, every text part is
+// rendered whole for the last time (partial: the reply ended early, so
+// markup its last text part left open is closed). g.mu held.
+func (g *gen) partOps(end bool, partial ...bool) []PartOp {
+	var ops []PartOp
+	lastText := -1
+	for i, p := range g.parts {
+		if p.kind == store.PartText {
+			lastText = i
+		}
+	}
+	for i, p := range g.parts {
+		op := PartOp{I: i}
+		opening := i >= g.opened
+		if opening {
+			op.Open, op.Name, op.CallID = p.kind, p.name, p.callID
+		}
+		if p.kind == store.PartText {
+			switch {
+			case end || p.closed:
+				// Finish renders the whole part once more and returns
+				// what differs from the frames sent (nothing, after a
+				// part was finished: then a new follower needs it all).
+				if i == lastText && len(partial) > 0 && partial[0] {
+					op.Frame = p.live.FinishPartial()
+				} else {
+					op.Frame = p.live.Finish()
+				}
+				if opening && op.Frame.Empty() {
+					op.Frame = p.live.Snapshot()
+				}
+			default:
+				op.Frame = p.live.Frame()
+			}
+		} else if t := p.text.String(); len(t) > p.sent {
+			op.Text = t[p.sent:]
+			p.sent = len(t)
+		}
+		// At the end the status closes every part; only a part closed
+		// mid-reply is closed by an op.
+		if p.closed && !p.closeSent {
+			op.Close, p.closeSent = true, true
+		}
+		if opening || op.Close || op.Text != "" || !op.Frame.Empty() {
+			ops = append(ops, op)
+		}
+	}
+	g.opened = len(g.parts)
+	return ops
 }
 
 // updateMetrics fills the metrics from usage when the endpoint reported it,
-// else from the chars/4 estimate. g.mu held.
+// else from the chars/4 estimate of what this reply added. g.mu held.
 func (g *gen) updateMetrics(u *llm.Usage) {
 	m := Metrics{OmittedTurns: g.job.OmittedTurns}
 	if g.firstTok > 0 {
 		m.TTFTMs = ptr(g.firstTok.Milliseconds())
 	}
-	completion := llm.Estimate(g.content.String()[len(g.job.Prefix):]) + llm.Estimate(g.reasoning.String()[len(g.job.PrefixReason):])
-	var prompt int
+	var completion, prompt int
+	for _, p := range g.parts {
+		completion += llm.Estimate(p.text.String()[p.from:])
+	}
 	m.Estimated = true
 	if u != nil && u.CompletionTokens > 0 {
 		completion, prompt, m.Estimated = u.CompletionTokens, u.PromptTokens, false
@@ -447,7 +562,7 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	g.mu.Lock()
 	status := StatusFinal
 	switch {
-	case errors.Is(err, errTooLong):
+	case errors.Is(err, errTooLong), errors.Is(err, errTooManyRounds):
 		status = StatusLength
 	case err == nil && res.FinishReason == "length":
 		status = StatusLength
@@ -464,22 +579,20 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 		}
 	}
 	g.status = status
-	// The whole reply rendered once more; Snapshot now holds it. One that
-	// ended early has the markup it left open closed.
-	if status == StatusFinal {
-		g.live.Finish()
-	} else {
-		g.live.FinishPartial()
-	}
+	// Every text part rendered whole once more; the final frame carries
+	// only what differs from the frames sent. One that ended early has
+	// the markup it left open closed.
+	ops := g.partOps(true, status != StatusFinal)
 	g.updateMetrics(res.Usage)
-	final := g.live.Snapshot().Full
 	m := g.metrics
 	metrics, _ := json.Marshal(m)
+	parts := g.storedParts()
+	content := g.content()
 	// The chat becomes unread with the final row, before the final frame:
 	// a follower that sees the frame and marks the chat read cannot be
 	// overtaken by the mark (issue 10: leaving just after a reply ended
 	// left it unread).
-	upd := store.MessageUpdate{ID: g.job.Message, Content: g.content.String(), Reasoning: g.reasoning.String(),
+	upd := store.MessageUpdate{ID: g.job.Message, Parts: parts,
 		Status: status, Error: g.errText, Metrics: metrics, MarkUnread: true}
 	g.dirty = false
 	g.mu.Unlock()
@@ -488,15 +601,13 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 
 	g.mu.Lock()
 	g.seq++
-	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq,
-		Frame:  render.Frame{Reset: true, Full: final, Op: render.TailReplace},
-		Status: status, Error: g.errText, Metrics: &m, ReasoningFrom: g.sentReas}
-	if r := g.reasoning.String(); len(r) > g.sentReas {
-		f.Reasoning = r[g.sentReas:]
-		g.sentReas = len(r)
+	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq, Parts: ops,
+		Status: status, Error: g.errText, Metrics: &m, Content: content}
+	for _, p := range g.parts {
+		p.closed, p.closeSent = true, true
 	}
 	g.final = f
-	g.final.Reasoning, g.final.ReasoningFrom = g.reasoning.String(), 0
+	g.final.Parts = g.snapshot()
 	g.finished = true
 	s.bus.Publish(events.Event{Topic: Topic, UserID: int64(g.job.User), Data: f})
 	g.mu.Unlock()
@@ -506,7 +617,7 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		g.job.Done(ctx, Outcome{User: g.job.User, Chat: g.job.Chat, Message: g.job.Message, Status: status,
-			Content: g.content.String(), Error: g.errText, FinishReason: res.FinishReason, StreamOptionsRejected: res.StreamOptionsRejected})
+			Content: content, Error: g.errText, FinishReason: res.FinishReason, StreamOptionsRejected: res.StreamOptionsRejected})
 	}
 	// Keep the finished reply attachable for a while, then forget it
 	// unless a newer reply in the same chat has replaced it.
@@ -591,8 +702,8 @@ func (s *Service) checkpoint() {
 		if g.dirty && !g.finished {
 			g.updateMetrics(nil)
 			metrics, _ := json.Marshal(g.metrics)
-			batch = append(batch, store.MessageUpdate{ID: g.job.Message, Content: g.content.String(),
-				Reasoning: g.reasoning.String(), Status: StatusStreaming, Metrics: metrics})
+			batch = append(batch, store.MessageUpdate{ID: g.job.Message, Parts: g.storedParts(),
+				Status: StatusStreaming, Metrics: metrics})
 			g.dirty = false
 		}
 		g.mu.Unlock()

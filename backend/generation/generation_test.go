@@ -341,21 +341,21 @@ func hold(r fakellm.Reply, i int, gate <-chan struct{}) fakellm.Reply {
 	return r
 }
 
-// follower applies a chat's frames the way the frontend does (frames.js):
-// in seq order, each exactly one after the last, reasoning appended where
-// reasoningFrom says, the HTML kept as a sealed region and a live tail.
+// follower applies a chat's frames the way the frontend does (frames.js,
+// through Replica): in seq order, each exactly one after the last, the
+// HTML of each text part kept as a sealed region and a live tail.
 type follower struct {
 	t    *testing.T
 	e    *replyEnv
 	sub  *events.Sub
 	chat ids.ChatID
 
-	seq          int64
-	sealed, tail string
-	reasoning    string
-	status       store.Status
-	errText      string
-	applied      []Frame
+	r         Replica
+	seq       int64
+	reasoning string
+	status    store.Status
+	errText   string
+	applied   []Frame
 	// rowAtFinal is the message row as read when the final frame came.
 	rowAtFinal store.Message
 }
@@ -370,49 +370,41 @@ func (e *replyEnv) follow(t *testing.T, chat ids.ChatID, queue int) *follower {
 
 // snapshot replaces what the follower has with a Live frame.
 func (f *follower) snapshot(fr Frame) {
-	f.seq, f.sealed, f.tail, f.reasoning = fr.Seq, fr.Full, fr.Tail, fr.Reasoning
-	f.status, f.errText = fr.Status, fr.Error
+	if err := f.r.Snapshot(fr); err != nil {
+		f.t.Error(err)
+	}
+	f.sync()
+}
+
+func (f *follower) sync() {
+	f.seq, f.reasoning, f.status, f.errText = f.r.Seq, f.r.Reasoning(), f.r.Status, f.r.Error
 }
 
 func (f *follower) final() bool { return f.status != StatusStreaming }
 
-func (f *follower) html() string { return f.sealed + f.tail }
+func (f *follower) html() string { return f.r.HTML() }
 
 func (f *follower) apply(fr Frame) {
 	t := f.t
 	t.Helper()
-	if fr.Seq != f.seq+1 {
-		t.Errorf("frame seq %d after %d", fr.Seq, f.seq)
+	if err := f.r.Apply(fr); err != nil {
+		t.Fatal(err)
 	}
-	if fr.ReasoningFrom != len(f.reasoning) {
-		t.Errorf("frame %d: reasoning from %d, the follower has %d bytes", fr.Seq, fr.ReasoningFrom, len(f.reasoning))
-	}
-	if f.final() {
-		t.Errorf("frame %d after the final one", fr.Seq)
-	}
-	if fr.Reset {
-		f.sealed, f.tail = fr.Full, ""
-	}
-	for _, s := range fr.Seal {
-		f.sealed += s
-	}
-	switch fr.Op {
-	case render.TailReplace:
-		f.tail = fr.Tail
-	case render.TailAppend:
-		i := strings.LastIndex(f.tail, "</code>")
-		if i < 0 {
-			t.Fatalf("frame %d appends to a tail without code: %q", fr.Seq, f.tail)
-		}
-		f.tail = f.tail[:i] + fr.Tail + f.tail[i:]
-	}
-	f.seq = fr.Seq
-	f.reasoning += fr.Reasoning
-	f.status, f.errText = fr.Status, fr.Error
+	f.sync()
 	f.applied = append(f.applied, fr)
 	if f.final() {
 		f.rowAtFinal = f.e.rowOf(t, fr.MessageID)
 	}
+}
+
+// liveHTML is the HTML a Live snapshot shows.
+func liveHTML(t *testing.T, fr Frame) string {
+	t.Helper()
+	var r Replica
+	if err := r.Snapshot(fr); err != nil {
+		t.Fatal(err)
+	}
+	return r.HTML()
 }
 
 // catchUp applies the queued frames of the follower's chat, skipping the
@@ -536,7 +528,7 @@ func TestTwoFollowersSeeTheSameReply(t *testing.T) {
 	var b *follower
 	poll(t, "the first part is framed", func() bool {
 		fr, ok := e.gen.Live(e.user, e.chat)
-		if !ok || !strings.Contains(fr.Full+fr.Tail, "continues.") {
+		if !ok || !strings.Contains(liveHTML(t, fr), "continues.") {
 			return false
 		}
 		// Subscribe before the snapshot, so no frame after it is missed.
@@ -556,8 +548,8 @@ func TestTwoFollowersSeeTheSameReply(t *testing.T) {
 			a.seq == fr.Seq && b.seq == fr.Seq
 	})
 	live, _ := e.gen.Live(e.user, e.chat)
-	if a.html() != b.html() || a.html() != live.Full+live.Tail {
-		t.Errorf("at the pause the followers differ:\nfrom the start %q\nattached later %q\nsnapshot       %q", a.html(), b.html(), live.Full+live.Tail)
+	if a.html() != b.html() || a.html() != liveHTML(t, live) {
+		t.Errorf("at the pause the followers differ:\nfrom the start %q\nattached later %q\nsnapshot       %q", a.html(), b.html(), liveHTML(t, live))
 	}
 	if a.reasoning != "Weighing the words. Then code. " || b.reasoning != a.reasoning {
 		t.Errorf("reasoning at the pause: %q and %q", a.reasoning, b.reasoning)
@@ -750,7 +742,7 @@ func TestShutdownInterruptsRunningReplies(t *testing.T) {
 	for _, r := range replies {
 		poll(t, "what was sent has arrived", func() bool {
 			fr, _ := e.gen.Live(e.user, r.chat)
-			return strings.Contains(fr.Full+fr.Tail, r.text)
+			return strings.Contains(liveHTML(t, fr), r.text)
 		})
 	}
 	if err := e.gen.Shutdown(ctx); err != nil {
@@ -865,7 +857,7 @@ func TestPanicInAFrameDoesNotStallTheReply(t *testing.T) {
 		}
 	}
 	live, _ := e.gen.Live(e.user, e.chat)
-	if want := render.New().Markdown("Start. More and more."); final.Full != want || live.Full != want || final.Status != StatusFinal {
-		t.Errorf("final frame %s %q, snapshot %q, want %q", final.Status, final.Full, live.Full, want)
+	if want := render.New().Markdown("Start. More and more."); liveHTML(t, live) != want || final.Status != StatusFinal || final.Content != "Start. More and more." {
+		t.Errorf("final frame %s %q, snapshot %q, want %q", final.Status, final.Content, liveHTML(t, live), want)
 	}
 }

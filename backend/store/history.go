@@ -148,7 +148,7 @@ func (db *DB) PathMessages(ctx context.Context, user ids.UserID, chat ids.ChatID
 	b, _ := json.Marshal(list)
 	rows, err := prepared{db}.QueryContext(ctx, `
 		SELECT m.id, m.chat_id, m.parent_id, m.role, m.content, '', m.status, m.error,
-			m.model_label, m.metrics, m.created_at, m.updated_at
+			m.model_label, m.metrics, m.created_at, m.updated_at, m.parts
 		FROM messages m
 		WHERE m.chat_id = ? AND m.id IN (SELECT value FROM json_each(?))
 		ORDER BY m.id`, chat, string(b))

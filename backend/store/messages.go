@@ -70,6 +70,9 @@ type Message struct {
 	Metrics    json.RawMessage
 	CreatedAt  int64
 	UpdatedAt  int64
+	// layout is the parts column: how Content and Reasoning divide into
+	// the reply's parts, and its other parts (see Parts, SetParts).
+	layout string
 	// Attachments are uploads of the chat's user bound to the message
 	// when it is inserted (unbound ones of theirs only; any other id is
 	// ErrNotFound). They are not read back: see AttachmentsOf.
@@ -82,9 +85,13 @@ type MessageUpdate struct {
 	ID        ids.MessageID
 	Content   string
 	Reasoning string
-	Status    Status
-	Error     string
-	Metrics   json.RawMessage
+	// Parts, when set, is the whole reply; Content and Reasoning are then
+	// taken from it (JoinParts). Without it the row has no layout and
+	// reads as DefaultParts.
+	Parts   []Part
+	Status  Status
+	Error   string
+	Metrics json.RawMessage
 	// MarkUnread marks the chat unread with this write: a reply that ended
 	// is unread from the moment its final row exists, so a reader who sees
 	// its final frame knows that marking the chat read comes after.
@@ -92,14 +99,14 @@ type MessageUpdate struct {
 }
 
 const messageColumns = `m.id, m.chat_id, m.parent_id, m.role, m.content, m.reasoning, m.status, m.error,
-	m.model_label, m.metrics, m.created_at, m.updated_at`
+	m.model_label, m.metrics, m.created_at, m.updated_at, m.parts`
 
 func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
 	var m Message
 	var parent sql.NullInt64
 	var metrics string
 	err := row.Scan(&m.ID, &m.ChatID, &parent, &m.Role, &m.Content, &m.Reasoning, &m.Status, &m.Error,
-		&m.ModelLabel, &metrics, &m.CreatedAt, &m.UpdatedAt)
+		&m.ModelLabel, &metrics, &m.CreatedAt, &m.UpdatedAt, &m.layout)
 	if parent.Valid {
 		p := ids.MessageID(parent.Int64)
 		m.ParentID = &p
@@ -156,9 +163,9 @@ func insertMessage(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.Ch
 		return Message{}, fmt.Errorf("find last message of chat %d: %w", chat, err)
 	}
 	res, err := tx.ExecContext(ctx, `
-		INSERT INTO messages (chat_id, parent_id, role, content, reasoning, status, error, model_label, metrics, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		chat, parent, m.Role, m.Content, m.Reasoning, m.Status, m.Error, m.ModelLabel, rawJSONText(m.Metrics), now, now)
+		INSERT INTO messages (chat_id, parent_id, role, content, reasoning, status, error, model_label, metrics, created_at, updated_at, parts)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		chat, parent, m.Role, m.Content, m.Reasoning, m.Status, m.Error, m.ModelLabel, rawJSONText(m.Metrics), now, now, m.layout)
 	if err != nil {
 		return Message{}, fmt.Errorf("insert message: %w", err)
 	}
@@ -339,7 +346,7 @@ func (db *DB) ChatPath(ctx context.Context, user ids.UserID, chat ids.ChatID) ([
 			WHERE m.parent_id IS NOT NULL
 		)
 		SELECT m.id, m.chat_id, m.parent_id, m.role, m.content, '', m.status, m.error,
-			m.model_label, m.metrics, m.created_at, m.updated_at
+			m.model_label, m.metrics, m.created_at, m.updated_at, m.parts
 		FROM path JOIN messages m ON m.id = path.id
 		WHERE m.chat_id = ?
 		ORDER BY path.depth DESC`, chat, chat)
@@ -453,7 +460,7 @@ func (db *DB) UpdateMessageContent(ctx context.Context, user ids.UserID, id ids.
 		if status == StatusStreaming {
 			return fmt.Errorf("message %d is still streaming: %w", id, ErrConflict)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET content = ?, updated_at = ? WHERE id = ?`, content, nowMillis(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET content = ?, parts = '', updated_at = ? WHERE id = ?`, content, nowMillis(), id); err != nil {
 			return fmt.Errorf("update message %d: %w", id, err)
 		}
 		out, err = scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages m WHERE m.id = ?`, id))
@@ -482,7 +489,7 @@ func (db *DB) Checkpoint(ctx context.Context, ups []MessageUpdate) ([]ids.Messag
 	err := db.WriteTx(ctx, func(tx *sql.Tx) error {
 		stale = stale[:0]
 		upd, err := tx.PrepareContext(ctx, `
-			UPDATE messages SET content = ?, reasoning = ?, status = ?, error = ?,
+			UPDATE messages SET content = ?, reasoning = ?, parts = ?, status = ?, error = ?,
 				metrics = COALESCE(?, metrics), updated_at = ?
 			WHERE id = ? AND status = 'streaming'`)
 		if err != nil {
@@ -499,7 +506,11 @@ func (db *DB) Checkpoint(ctx context.Context, ups []MessageUpdate) ([]ids.Messag
 			if len(u.Metrics) > 0 {
 				metrics = string(u.Metrics)
 			}
-			res, err := upd.ExecContext(ctx, u.Content, u.Reasoning, status, u.Error, metrics, now, u.ID)
+			content, reasoning, layout := u.Content, u.Reasoning, ""
+			if u.Parts != nil {
+				content, reasoning, layout = JoinParts(u.Parts)
+			}
+			res, err := upd.ExecContext(ctx, content, reasoning, layout, status, u.Error, metrics, now, u.ID)
 			if err != nil {
 				return fmt.Errorf("checkpoint message %d: %w", u.ID, err)
 			}

@@ -173,6 +173,10 @@ var Current = Schema{
 				{Name: "metrics", Type: "TEXT NOT NULL DEFAULT '{}'"},
 				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				// parts is how a reply divides into its parts (store.Part):
+				// JSON, empty for a reply that is its reasoning and then its
+				// text (every row from before it existed).
+				{Name: "parts", Type: "TEXT NOT NULL DEFAULT ''"},
 			},
 			Indexes: []Index{
 				{Name: "messages_chat", On: "messages(chat_id, id)"},

@@ -294,21 +294,27 @@ func (f *follower) frame(line []byte, at time.Time) {
 	}
 	var env struct {
 		Data struct {
-			Seal   []string `json:"seal"`
-			Tail   string   `json:"tail"`
-			Full   string   `json:"full"`
-			Status string   `json:"status"`
+			// Parts are the frame's operations on the reply's parts; a
+			// text part's HTML is in seal, tail and full.
+			Parts []struct {
+				Seal []string `json:"seal"`
+				Tail string   `json:"tail"`
+				Full string   `json:"full"`
+			} `json:"parts"`
+			Status string `json:"status"`
 		} `json:"data"`
 	}
 	if json.Unmarshal(line[len("data: "):], &env) != nil || env.Data.Status != "streaming" {
 		return
 	}
 	var ts int64
-	for _, s := range env.Data.Seal {
-		ts = newestStamp(s, ts)
+	for _, p := range env.Data.Parts {
+		for _, s := range p.Seal {
+			ts = newestStamp(s, ts)
+		}
+		ts = newestStamp(p.Tail, ts)
+		ts = newestStamp(p.Full, ts)
 	}
-	ts = newestStamp(env.Data.Tail, ts)
-	ts = newestStamp(env.Data.Full, ts)
 	if ts == 0 {
 		f.untimed++
 		return

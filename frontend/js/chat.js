@@ -177,7 +177,7 @@ export function ChatView({ chatId, narrow }) {
       const st = states.get(m.id);
       if (m.status === 'streaming') {
         if (!st || (st.final && (!endedBefore || endedBefore.has(st)))) {
-          const s = new ReplyState(m.id, { html: m.html || '', reasoning: m.reasoning || '', status: 'streaming' });
+          const s = new ReplyState(m.id, { html: m.html || '', reasoning: m.reasoning || '', parts: m.parts, status: 'streaming' });
           follower.current.attach(s);
         } else if (resnap) {
           follower.current.resync();
@@ -227,10 +227,11 @@ export function ChatView({ chatId, narrow }) {
       onFinished: (st) => {
         markStreaming(chatId, false);
         setMessages((ms) => ms.map((m) => (m.id === st.messageId
-          ? { ...m, status: st.status, error: st.error, metrics: st.metrics, html: st.finalFull ?? st.joined(), reasoning: st.reasoning }
+          ? { ...m, status: st.status, error: st.error, metrics: st.metrics, html: st.finalFull ?? st.joined(), reasoning: st.reasoning, content: st.content || m.content }
           : m)));
         bump();
-        scheduleReload(400); // for the Markdown source (Copy) and the stored metrics
+        // The final frame carried the Markdown source (Copy) and the
+        // metrics the row holds: nothing to read again.
       },
     });
     follower.current = fol;
@@ -243,7 +244,7 @@ export function ChatView({ chatId, narrow }) {
       setMessages(h.messages);
       setHasMore(false);
       const a = h.messages.find((m) => m.role === 'assistant');
-      if (a) fol.adopt(new ReplyState(a.id, { html: a.html || '', reasoning: a.reasoning || '', status: a.status || 'streaming', fresh: true }));
+      if (a) fol.adopt(new ReplyState(a.id, { html: a.html || '', reasoning: a.reasoning || '', parts: a.parts, status: a.status || 'streaming', fresh: true }));
       lastDraft.current = '';
       setLoad({ status: 'ready', error: null });
       followChat(fol);
@@ -479,7 +480,7 @@ export function ChatView({ chatId, narrow }) {
   const startFresh = (a) => {
     const old = states.get(a.id);
     if (old) states.delete(a.id);
-    const st = new ReplyState(a.id, { html: a.html || '', reasoning: a.reasoning || '', status: a.status || 'streaming', fresh: true });
+    const st = new ReplyState(a.id, { html: a.html || '', reasoning: a.reasoning || '', parts: a.parts, status: a.status || 'streaming', fresh: true });
     follower.current.adopt(st);
     if (!st.final) markStreaming(chatId, true);
     follow.current = true;
@@ -555,7 +556,7 @@ export function ChatView({ chatId, narrow }) {
       const a = await call('Chats.Continue', chatId);
       setMessages((ms) => ms.map((m) => (m.id === a.id ? a : m)));
       states.delete(a.id);
-      const st = new ReplyState(a.id, { html: a.html || '', reasoning: a.reasoning || '', status: 'streaming' });
+      const st = new ReplyState(a.id, { html: a.html || '', reasoning: a.reasoning || '', parts: a.parts, status: 'streaming' });
       fol.attach(st);
       markStreaming(chatId, true);
       follow.current = true;

@@ -1,36 +1,26 @@
 // frames.js — applying `gen` frames (docs/API.md, Events) to a reply.
 //
 // Three layers, so the logic can be driven without a browser:
-//   ReplyState  pure: seq continuity, reasoningFrom checks, the HTML parts
-//               (base from the last reset/full, sealed blocks, the tail).
-//   ReplyView   binds a state to DOM: appends each sealed block as its own
-//               nodes, replaces only the tail, appends reasoning as text;
-//               batched to one sync per animation frame.
+//   ReplyState  pure: seq continuity and the reply's parts (parts.js), each
+//               changed by the frame's operations on it.
+//   ReplyView   binds a state to DOM: one view per part, in order, each
+//               drawn by the component of its kind (parts.js); batched to
+//               one sync per animation frame.
 //   Follower    routes the open chat's frames to states, buffers frames for
 //               a reply whose id is not known yet, and on a gap (or when
 //               attaching to a running reply) asks Chats.Live for a snapshot.
 
-import { appendSanitised, setSanitised } from './html.js';
-import { typeset } from './math.js';
-
-const enc = typeof TextEncoder === 'function' ? new TextEncoder() : null;
-
-// Lengths of a string in the units a server might count reasoningFrom in:
-// UTF-16 code units (JS), bytes of UTF-8 (Go len), code points (Go runes).
-function lengths(s) {
-  let cps = 0;
-  for (const _ of s) cps++; // eslint-disable-line no-unused-vars
-  return { u16: s.length, u8: enc ? enc.encode(s).length : s.length, cp: cps };
-}
+import { newPart, partsOf, viewFor } from './parts.js';
 
 export class ReplyState {
   /**
    * @param {number} messageId
-   * @param {object} o  html: what is shown already; reasoning; status;
-   *   fresh: true when the reply was just started by us, so its first
-   *   frame (seq 1) can be taken without a snapshot.
+   * @param {object} o  html, reasoning and parts: what is shown already
+   *   (a Message's fields); status; fresh: true when the reply was just
+   *   started by us, so its first frame (seq 1) can be taken without a
+   *   snapshot.
    */
-  constructor(messageId, { html = '', reasoning = '', status = 'streaming', fresh = false, error = '', metrics = null } = {}) {
+  constructor(messageId, { html = '', reasoning = '', parts = null, status = 'streaming', fresh = false, error = '', metrics = null, content = '' } = {}) {
     this.messageId = messageId;
     this.seq = null; // last applied seq; null = unknown
     this.fresh = fresh;
@@ -38,41 +28,16 @@ export class ReplyState {
     // finishing here even when its last frame came before it was drawn.
     // Automatic reading aloud takes it (messages.js).
     this.startedHere = fresh;
-    // Two regions (docs/API.md): the sealed region — base (from the last
-    // reset) plus the blocks sealed since — and the live tail after it.
-    this.base = html;
-    this.seals = [];
-    this.tail = ''; // the tail's HTML as last replaced
-    this.tailAppend = []; // escaped text appended inside its code element since
-    this.tailRev = 0; // bumps on every replace
-    this.reasoning = '';
-    this.rlen = { u16: 0, u8: 0, cp: 0 };
-    this.setReasoning(reasoning);
+    this.parts = partsOf({ parts, html, reasoning });
     this.status = status;
     this.error = error;
     this.metrics = metrics;
+    // content is the Markdown source, from the final frame (Copy).
+    this.content = content;
     this.final = status !== 'streaming';
-    this.finalFull = this.final ? html : undefined;
-    this.resetRev = 0; // bumps whenever the sealed region is replaced
+    this.finalFull = this.final ? this.joined() : undefined;
     this.rev = 0; // bumps on every change
     this.listeners = new Set();
-  }
-
-  setReasoning(text) {
-    this.reasoning = String(text || '');
-    this.rlen = lengths(this.reasoning);
-  }
-
-  appendReasoning(text) {
-    const l = lengths(text);
-    this.reasoning += text;
-    this.rlen = { u16: this.rlen.u16 + l.u16, u8: this.rlen.u8 + l.u8, cp: this.rlen.cp + l.cp };
-  }
-
-  // The server counts in bytes of UTF-8 (Go's len); JS strings count UTF-16
-  // units. Either, or code points, is accepted.
-  reasoningMatches(from) {
-    return from === this.rlen.u16 || from === this.rlen.u8 || from === this.rlen.cp;
   }
 
   subscribe(fn) {
@@ -85,18 +50,23 @@ export class ReplyState {
     for (const fn of [...this.listeners]) fn(this);
   }
 
-  /** The HTML the parts add up to (appended code text aside). */
+  /** The HTML of the text parts (appended code text aside). */
   joined() {
-    return this.base + this.seals.join('') + this.tail;
+    return this.parts.filter((p) => p.kind === 'text').map((p) => p.joined()).join('');
+  }
+
+  /** The reasoning parts' text, joined. */
+  get reasoning() {
+    return this.parts.filter((p) => p.kind === 'reasoning').map((p) => p.text).join('');
   }
 
   hasContent() {
-    return this.hasText() || this.reasoning !== '';
+    return this.parts.some((p) => p.hasText() || (p.kind !== 'text' && p.kind !== 'reasoning'));
   }
 
   /** hasText: the reply has text of its own, not only reasoning. */
   hasText() {
-    return this.base.trim() !== '' || this.seals.length > 0 || this.tail.trim() !== '' || this.tailAppend.length > 0;
+    return this.parts.some((p) => p.kind === 'text' && p.hasText());
   }
 
   /**
@@ -114,7 +84,7 @@ export class ReplyState {
     } else if (f.seq !== this.seq + 1) {
       return 'gap';
     }
-    if (typeof f.reasoningFrom === 'number' && !this.reasoningMatches(f.reasoningFrom)) return 'gap';
+    if (!this.fits(f)) return 'gap';
     this.seq = f.seq;
     this.fresh = false;
     this.take(f);
@@ -122,41 +92,63 @@ export class ReplyState {
     return 'applied';
   }
 
-  // take applies a frame's parts in the documented order: reset, seals, tail.
+  // fits: every op names a part that is open by then (opened earlier, or
+  // by an op before it): anything else means frames were missed.
+  fits(f) {
+    let n = this.parts.length;
+    for (const op of Array.isArray(f.parts) ? f.parts : []) {
+      if (!op || typeof op.i !== 'number' || op.i < 0) return false;
+      if (op.open) {
+        if (op.i > n) return false;
+        if (op.i === n) n++;
+      } else if (op.i >= n) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // take applies a frame's part operations in order, then its status.
   take(f) {
-    if (f.reset) {
-      this.base = typeof f.full === 'string' ? f.full : '';
-      this.seals = [];
-      this.tail = '';
-      this.tailAppend = [];
-      this.tailRev++;
-      this.resetRev++;
+    for (const op of Array.isArray(f.parts) ? f.parts : []) {
+      if (!op || typeof op.i !== 'number' || op.i < 0 || op.i > this.parts.length) continue;
+      if (op.open) {
+        const old = this.parts[op.i];
+        if (old && old.kind === op.open) {
+          // Opened again (a snapshot, or the first frame over what the
+          // page drew): the same part, emptied, so its view is kept.
+          old.reset();
+          old.closed = false;
+          if (old.kind !== 'text') {
+            old.name = String(op.name || '');
+            old.callId = String(op.callId || '');
+          }
+        } else {
+          this.parts[op.i] = newPart(op.open, op.open === 'text' ? {} : { name: op.name, callId: op.callId });
+        }
+      }
+      const part = this.parts[op.i];
+      if (!part) continue;
+      part.take(op);
+      if (op.close) part.closed = true;
     }
-    if (Array.isArray(f.seal)) for (const b of f.seal) if (typeof b === 'string') this.seals.push(b);
-    const text = typeof f.tail === 'string' ? f.tail : '';
-    if (f.op === 'replace') {
-      this.tail = text;
-      this.tailAppend = [];
-      this.tailRev++;
-    } else if (f.op === 'append') {
-      if (text) this.tailAppend.push(text);
-    }
-    if (typeof f.reasoning === 'string' && f.reasoning !== '') this.appendReasoning(f.reasoning);
     if (typeof f.status === 'string' && f.status) this.status = f.status;
     if (typeof f.error === 'string') this.error = f.error;
     if (f.metrics && typeof f.metrics === 'object') this.metrics = f.metrics;
+    if (typeof f.content === 'string' && f.content) this.content = f.content;
     if (this.status !== 'streaming') {
       this.final = true;
       this.finalFull = this.joined();
     }
   }
 
-  /** snapshot replaces everything with a Chats.Live frame (reasoning from 0). */
+  /** snapshot replaces everything with a Chats.Live frame (every part opened again). */
   snapshot(f) {
     this.seq = typeof f.seq === 'number' ? f.seq : this.seq;
     this.fresh = false;
-    this.setReasoning('');
-    this.take({ ...f, reset: true, reasoningFrom: 0 });
+    const ops = Array.isArray(f.parts) ? f.parts : [];
+    this.take(f);
+    this.parts.length = Math.min(this.parts.length, ops.length);
     this.emit();
   }
 
@@ -166,50 +158,43 @@ export class ReplyState {
     this.status = msg.status;
     this.error = msg.error || '';
     this.metrics = msg.metrics || null;
+    if (typeof msg.content === 'string') this.content = msg.content;
     if (typeof msg.html === 'string') {
-      this.base = msg.html;
-      this.seals = [];
-      this.tail = '';
-      this.tailAppend = [];
-      this.tailRev++;
-      this.resetRev++;
+      const next = partsOf(msg);
+      // Parts of the same kind at the same place are kept (reset), so
+      // their views are too.
+      this.parts = next.map((p, i) => {
+        const old = this.parts[i];
+        if (!old || old.kind !== p.kind) return p;
+        old.reset(p.kind === 'text' ? p.base : p.text);
+        return old;
+      });
     }
     this.finalFull = this.joined();
-    if (typeof msg.reasoning === 'string' && msg.reasoning.length >= this.reasoning.length) this.setReasoning(msg.reasoning);
     this.emit();
   }
 }
 
-// Whitespace between tags does not matter when comparing final HTML with
-// what was built from blocks.
-const squash = (s) => String(s).replace(/>\s+</g, '><').trim();
-
 const raf = typeof requestAnimationFrame === 'function' ? (fn) => requestAnimationFrame(fn) : (fn) => setTimeout(fn, 16);
 
 /**
- * ReplyView renders a ReplyState into `body` (sanitised HTML) and
- * `reasoningEl` (text). It syncs at most once per animation frame, so math
- * in the live tail is typeset at most once a frame. Sealed blocks are
- * appended as their own nodes and never rebuilt; the tail is replaced (or
- * its code element grows). onAnnounce(text) is told each sealed block's
- * text (for a polite live region); onSynced() runs after every sync.
+ * ReplyView renders a ReplyState into `container`: one element per part,
+ * in order, each drawn by the view of its kind. It syncs at most once per
+ * animation frame, so math in a live tail is typeset at most once a frame.
+ * onAnnounce(text) is told each sealed block's text (for a polite live
+ * region); onSynced() runs after every sync. A state that is over is drawn
+ * at once.
  */
 export class ReplyView {
-  constructor(state, body, { reasoningEl = null, onAnnounce = null, onSynced = null, schedule = raf } = {}) {
+  constructor(state, container, { onAnnounce = null, onSynced = null, schedule = raf } = {}) {
     this.state = state;
-    this.body = body;
-    this.reasoningEl = reasoningEl;
-    this.onAnnounce = onAnnounce;
+    this.container = container;
+    this.hooks = { onAnnounce };
     this.onSynced = onSynced;
     this.schedule = schedule;
     this.queued = false;
-    this.resetRev = -1;
-    this.shownBase = '';
-    this.shownSeals = 0;
-    this.shownTailRev = -1;
-    this.shownAppends = 0;
-    this.shownReasoning = 0;
-    this.announcedEnd = false;
+    this.views = [];
+    container.replaceChildren();
     this.unsub = state.subscribe(() => this.request());
     this.sync();
   }
@@ -231,70 +216,18 @@ export class ReplyView {
 
   sync() {
     const s = this.state;
-    const doc = this.body.ownerDocument;
-    if (this.resetRev !== s.resetRev) {
-      // A final frame's reset whose HTML is what is already on screen (the
-      // usual case) keeps the DOM: no flash, no second typesetting.
-      const prevSeals = this.prevSealStrings || [];
-      const shown = this.sealedEl && this.shownAppends === 0
-        ? this.shownBase + prevSeals.join('') + (this.shownTail || '') : null;
-      if (s.final && shown !== null && s.seals.length === 0 && s.tail === '' && squash(s.base) === squash(shown)) {
-        this.resetRev = s.resetRev;
-        this.shownBase = s.base;
-        this.shownSeals = 0;
-        this.prevSealStrings = [];
-        this.shownTail = '';
-        this.shownTailRev = s.tailRev;
-      } else {
-        this.sealedEl = doc.createElement('div');
-        this.sealedEl.className = 'msg-sealed';
-        this.tailEl = doc.createElement('div');
-        this.tailEl.className = 'msg-tail';
-        setSanitised(this.sealedEl, s.base);
-        this.body.replaceChildren(this.sealedEl, this.tailEl);
-        typeset(this.sealedEl);
-        this.resetRev = s.resetRev;
-        this.shownBase = s.base;
-        this.shownSeals = 0;
-        this.prevSealStrings = [];
-        this.shownTailRev = -1;
-        this.shownTail = '';
+    const doc = this.container.ownerDocument;
+    s.parts.forEach((part, i) => {
+      let v = this.views[i];
+      if (!v || v.part !== part) {
+        const nv = viewFor(part, doc, this.hooks);
+        if (v) v.el.replaceWith(nv.el);
+        else this.container.appendChild(nv.el);
+        this.views[i] = v = nv;
       }
-      this.shownAppends = 0;
-    }
-    while (this.shownSeals < s.seals.length) {
-      const markup = s.seals[this.shownSeals++];
-      this.prevSealStrings.push(markup);
-      const nodes = appendSanitised(this.sealedEl, markup);
-      typeset(nodes);
-      if (this.onAnnounce) this.onAnnounce(nodes.map((n) => n.textContent).join(' ').trim());
-    }
-    if (this.shownTailRev !== s.tailRev) {
-      setSanitised(this.tailEl, s.tail);
-      this.shownTail = s.tail;
-      this.shownTailRev = s.tailRev;
-      this.shownAppends = 0;
-      typeset(this.tailEl);
-    }
-    while (this.shownAppends < s.tailAppend.length) {
-      // Escaped text for the open code fence: it grows inside its <code>.
-      const codes = this.tailEl.querySelectorAll('.code-block code');
-      const target = codes.length ? codes[codes.length - 1] : this.tailEl;
-      appendSanitised(target, s.tailAppend[this.shownAppends++]);
-    }
-    if (s.final && !this.announcedEnd) {
-      this.announcedEnd = true;
-      const t = this.tailEl.textContent.trim();
-      if (this.onAnnounce && t) this.onAnnounce(t);
-    }
-    if (this.reasoningEl) {
-      if (s.reasoning.length < this.shownReasoning) {
-        this.reasoningEl.textContent = s.reasoning;
-      } else if (s.reasoning.length > this.shownReasoning) {
-        this.reasoningEl.appendChild(doc.createTextNode(s.reasoning.slice(this.shownReasoning)));
-      }
-      this.shownReasoning = s.reasoning.length;
-    }
+      v.sync(s.final);
+    });
+    while (this.views.length > s.parts.length) this.views.pop().el.remove();
     if (this.onSynced) this.onSynced();
   }
 }

@@ -110,7 +110,11 @@ function markOpenChatRead(again = true) {
 // whatever the reader does next. Waiting for the sidebar to show the mark
 // (markOpenChatRead) lost it when the reader left the chat within that
 // moment.
+// Its refresh of the list is the reply's one: the `chat` event saying the
+// reply made the chat unread is then not refreshed for again (seen).
+const seen = new Set();
 function markSeen(chatId) {
+  seen.add(chatId);
   call('Chats.MarkRead', chatId).then(
     () => refreshChats(),
     (err) => console.warn('lembas: could not mark the chat read:', err.message),
@@ -125,17 +129,21 @@ function wireEvents() {
     markStreaming(f.chatId, streaming);
     if (!streaming) {
       const open = getState().openChatId === f.chatId;
-      if (open && !document.hidden) markSeen(f.chatId);
-      if (!open || document.hidden) {
+      if (open && !document.hidden) {
+        markSeen(f.chatId);
+      } else {
         const s = chatSummary(f.chatId);
         notifyReply({ chatId: f.chatId, title: s ? s.title : '', status: f.status }, (id) => navigate(hrefs.chat(id)));
+        // The server sets unread and emits `chat`; refresh anyway, cheaply.
+        setTimeout(refreshChats, 300);
       }
-      // The server sets unread and emits `chat`; refresh anyway, cheaply.
-      setTimeout(refreshChats, 300);
     }
   });
   let chatTimer = 0;
   on('chat', (ev) => {
+    // The unread mark of a reply the reader watched finish: markSeen's
+    // refresh shows the chat as it is after the mark and the read.
+    if (ev && ev.change === 'unread' && seen.delete(ev.chatId)) return;
     clearTimeout(chatTimer);
     chatTimer = setTimeout(refreshChats, 60);
     if (ev && (ev.change === 'trashed' || ev.change === 'deleted') && getState().openChatId === ev.chatId) {

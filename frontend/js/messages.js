@@ -4,9 +4,7 @@
 // (frames.js) into a body Preact never touches.
 
 import { html, Component, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
-import { setSanitised } from './html.js';
-import { typeset } from './math.js';
-import { ReplyView } from './frames.js';
+import { ReplyState, ReplyView } from './frames.js';
 import { Icon, toast } from './ui.js';
 import { formatMetrics, metricsTitle, formatDate } from './format.js';
 import { AttachmentList, SmallIcon, filesFrom, isUploading, useAttachments, useDropTarget } from './attachments.js';
@@ -135,9 +133,10 @@ export function grow(el) {
 // ---------- Assistant body (imperative) ----------
 
 /**
- * AssistantBody owns the reasoning text and the HTML body. Preact renders
- * it once; after that the DOM inside is written by a ReplyView (live) or
- * once from Message.html (stored), so frames never re-set the whole body.
+ * AssistantBody owns the reply's parts. Preact renders its container once;
+ * after that the DOM inside is written by a ReplyView, one view per part
+ * (parts.js): bound to the live state, or drawn once from a stored
+ * message's parts, so frames never re-set the whole body.
  */
 class AssistantBody extends Component {
   componentDidMount() {
@@ -145,8 +144,9 @@ class AssistantBody extends Component {
   }
 
   shouldComponentUpdate(next) {
-    return next.state !== this.props.state || (!next.state && next.html !== this.props.html)
-      || (!next.state && next.reasoning !== this.props.reasoning);
+    return next.state !== this.props.state
+      || (!next.state && (next.msg.html !== this.props.msg.html || next.msg.reasoning !== this.props.msg.reasoning
+        || next.msg.parts !== this.props.msg.parts || next.msg.status !== this.props.msg.status));
   }
 
   componentDidUpdate() {
@@ -159,34 +159,15 @@ class AssistantBody extends Component {
 
   bind() {
     if (this.view) this.view.destroy();
-    this.view = null;
-    const { state, onAnnounce, onSynced } = this.props;
-    if (state) {
-      this.view = new ReplyView(state, this.body, {
-        reasoningEl: this.reasoningText,
-        onAnnounce,
-        onSynced: () => {
-          this.details.hidden = state.reasoning === '';
-          if (onSynced) onSynced();
-        },
-      });
-    } else {
-      setSanitised(this.body, this.props.html || '');
-      typeset(this.body);
-      this.reasoningText.textContent = this.props.reasoning || '';
-      this.details.hidden = !this.props.reasoning;
-    }
+    const { state, msg, onAnnounce, onSynced } = this.props;
+    // A stored reply is a state that is already over.
+    const st = state || new ReplyState(msg.id, { html: msg.html || '', reasoning: msg.reasoning || '', parts: msg.parts,
+      status: msg.status === 'streaming' ? 'final' : msg.status });
+    this.view = new ReplyView(st, this.content, { onAnnounce, onSynced: state ? onSynced : null });
   }
 
   render() {
-    return html`
-      <div class="msg-content">
-        <details class="reasoning" hidden ref=${(el) => { this.details = el; }}>
-          <summary class="reasoning-summary">Reasoning</summary>
-          <div class="reasoning-text" ref=${(el) => { this.reasoningText = el; }}></div>
-        </details>
-        <div class="msg-body md" ref=${(el) => { this.body = el; }}></div>
-      </div>`;
+    return html`<div class="msg-content" ref=${(el) => { this.content = el; }}></div>`;
   }
 }
 
@@ -277,7 +258,7 @@ export class AssistantMessage extends Component {
     const error = state ? state.error : msg.error;
     const metrics = state ? state.metrics : msg.metrics;
     const streaming = status === 'streaming';
-    const hasContent = state ? state.hasContent() : !!(msg.html || msg.reasoning);
+    const hasContent = state ? state.hasContent() : !!(msg.html || msg.reasoning || (msg.parts && msg.parts.length));
     const line = statusLine(status, error);
     const m = formatMetrics(metrics);
     // A reply with no text yet has nothing to continue: Regenerate stays
@@ -291,8 +272,7 @@ export class AssistantMessage extends Component {
         aria-label=${'Reply' + (msg.modelLabel ? ' from ' + msg.modelLabel : '')}>
         <${OmittedTurns} metrics=${metrics} />
         ${msg.modelLabel ? html`<p class="msg-model" title=${formatDate(msg.createdAt)}>${msg.modelLabel}</p>` : null}
-        <${AssistantBody} state=${state} html=${msg.html} reasoning=${msg.reasoning}
-          onAnnounce=${onAnnounce} onSynced=${onSynced} />
+        <${AssistantBody} state=${state} msg=${msg} onAnnounce=${onAnnounce} onSynced=${onSynced} />
         ${streaming && !hasContent ? html`<p class="loading-line msg-waiting">Waiting for the first words…</p>` : null}
         ${line ? html`<p class=${'msg-status' + (status === 'error' ? ' is-error' : '')}>${line}</p>` : null}
         ${!streaming && (m.length > 0 || canContinue || canRegenerate || msg.content || hasContent) ? html`

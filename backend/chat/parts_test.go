@@ -1,0 +1,40 @@
+package chat
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/store"
+)
+
+func TestReplyMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		parts []store.Part
+		want  []llm.Message
+	}{
+		{"reasoning and text", []store.Part{{Kind: store.PartReasoning, Text: "Hm."}, {Kind: store.PartText, Text: "Yes."}},
+			[]llm.Message{{Role: "assistant", Content: "Yes."}}},
+		{"a tool round", []store.Part{
+			{Kind: store.PartText, Text: "Looking."},
+			{Kind: store.PartToolCall, Name: "weather", CallID: "c1", Text: `{"city":"Bree"}`},
+			{Kind: store.PartToolResult, CallID: "c1", Text: "rain"},
+			{Kind: store.PartNotice, Text: "took 3 s"},
+			{Kind: store.PartReasoning, Text: "So rain."},
+			{Kind: store.PartText, Text: "It rains."},
+		}, []llm.Message{
+			{Role: "assistant", Content: "Looking.", ToolCalls: []llm.ToolCall{{ID: "c1", Type: "function", Name: "weather", Arguments: `{"city":"Bree"}`}}},
+			{Role: "tool", ToolCallID: "c1", Content: "rain"},
+			{Role: "assistant", Content: "It rains."},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m store.Message
+			m.SetParts(tc.parts)
+			if got := replyMessages(m); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
