@@ -8,6 +8,7 @@ import { call } from './transport.js';
 import { hrefs, navigate } from './router.js';
 import { loadAllUsers, userName } from './admin-users.js';
 import { Icon, confirmAction, toast } from './ui.js';
+import { Field } from './fields.js';
 
 /** loadPermissions reads Admin.Permissions: {all: [{name, label, description}], baseline}. */
 export async function loadPermissions() {
@@ -64,11 +65,8 @@ export function MemberChecks({ idPrefix, users, value, onChange, label = 'Member
   return html`
     <div class="member-picker">
       ${users.length > 8 && html`
-        <div class="field">
-          <label class="visually-hidden" for=${idPrefix + '-filter'}>Filter ${label.toLowerCase()}</label>
-          <input id=${idPrefix + '-filter'} class="input" type="search" placeholder="Filter by name" value=${filter}
-            onInput=${(e) => setFilter(e.currentTarget.value)} />
-        </div>`}
+        <${Field} id=${idPrefix + '-filter'} label=${`Filter ${label.toLowerCase()}`} labelHidden type="search"
+          placeholder="Filter by name" value=${filter} onValue=${setFilter} />`}
       ${users.length === 0 ? html`<p class="muted">No accounts yet.</p>` : html`
         <ul class="member-list" aria-label=${label}>
           ${shown.map((u) => html`
@@ -164,11 +162,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
         </button>
       </header>
       <div class="card-body form-grid">
-        <div class="field">
-          <label class="field-label" for=${idp + '-name'}>Name</label>
-          <input id=${idp + '-name'} ref=${first} class="input" value=${name} autocomplete="off" placeholder="Family"
-            onInput=${(e) => setName(e.currentTarget.value)} />
-        </div>
+        <${Field} id=${idp + '-name'} inputRef=${first} label="Name" value=${name} autocomplete="off" placeholder="Family" onValue=${setName} />
         <fieldset class="fieldset">
           <legend class="field-label">Permissions it grants</legend>
           <p class="field-help">On top of what everyone may do (Settings → Permissions).</p>
