@@ -14,7 +14,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v6';
+const VERSION = 'v7';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -37,6 +37,7 @@ const SHELL = [
   '/js/composer.js',
   '/js/events-worker.js',
   '/js/eventstream.js',
+  '/js/fields.js',
   '/js/firstrun.js',
   '/js/format.js',
   '/js/frames.js',
