@@ -32,6 +32,7 @@ const SHELL = [
   '/js/admin-instance.js',
   '/js/admin-users.js',
   '/js/attachments.js',
+  '/js/chat-controller.js',
   '/js/chat.js',
   '/js/clipboard.js',
   '/js/composer.js',
