@@ -3,13 +3,13 @@
 // password, sessions and signing out. In the desktop app the caller is the
 // owner and never signs in, so the signing-out controls are hidden there.
 
-import { html, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
+import { html, useState, useEffect } from '../vendor/htm-preact/standalone.module.js';
 import { call, isDesktop } from './transport.js';
 import { useStore, refreshModels } from './store.js';
 import { hrefs } from './router.js';
 import { signOut, showSignedOut } from './login.js';
 import { confirmAction, toast, toastError } from './ui.js';
-import { Field, PasswordPair, pairProblem, modelOptions } from './fields.js';
+import { Field, FormError, PasswordPair, pairProblem, modelOptions, useFormError } from './fields.js';
 import { formatWhen, formatDate, monogram } from './format.js';
 import { formatSize } from './attachments.js';
 
@@ -192,16 +192,14 @@ function PasswordCard({ u, onSaved }) {
   const [next, setNext] = useState('');
   const [confirm, setConfirm] = useState('');
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const n = useRef(0);
-  const fail = (text) => setError({ text, n: ++n.current });
+  const { error, fail, clear } = useFormError();
   const save = async (e) => {
     e.preventDefault();
     if (has && !current) return fail('Enter your current password.');
     const problem = pairProblem(next, confirm, 'Enter the new password.', 'The two new passwords differ.');
     if (problem) return fail(problem);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       await call('Account.ChangePassword', has ? current : '', next);
       setCurrent('');
@@ -232,7 +230,7 @@ function PasswordCard({ u, onSaved }) {
             autocomplete="current-password" onValue=${setCurrent} />`}
         <${PasswordPair} id="account-new" confirmId="account-confirm" label="New password" confirmLabel="Repeat the new password"
           hint="At least 10 characters." inputClass="field-narrow" value=${next} confirm=${confirm} onValue=${setNext} onConfirm=${setConfirm} />
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="account-password-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="account-password-error" />
       </div>
       <div class="card-actions">
         <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? 'Saving…' : has ? 'Change password' : 'Set password'}</button>

@@ -8,7 +8,7 @@ import { call } from './transport.js';
 import { hrefs, navigate } from './router.js';
 import { loadAllUsers, userName } from './admin-users.js';
 import { Icon, confirmAction, toast } from './ui.js';
-import { Field } from './fields.js';
+import { Field, FormError, useFormError } from './fields.js';
 
 /** loadPermissions reads Admin.Permissions: {all: [{name, label, description}], baseline}. */
 export async function loadPermissions() {
@@ -95,8 +95,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
   const [granted, setGranted] = useState(group ? group.permissions || [] : []);
   const [members, setMembers] = useState(group ? group.members || [] : []);
   const [busy, setBusy] = useState('');
-  const [error, setError] = useState(null);
-  const n = useRef(0);
+  const { error, fail, clear } = useFormError();
   const first = useRef(null);
   const heading = useRef(null);
   // A new group starts at its name; an opened one announces its heading.
@@ -108,11 +107,11 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
   const save = async (e) => {
     e.preventDefault();
     if (!name.trim()) {
-      setError({ text: 'Give the group a name.', n: ++n.current });
+      fail('Give the group a name.');
       return;
     }
     setBusy('save');
-    setError(null);
+    clear();
     try {
       let id = group && group.id;
       if (creating) {
@@ -128,7 +127,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
       toast(creating ? `Created the group “${name.trim()}”.` : 'Group saved.');
       onSaved(id);
     } catch (err) {
-      setError({ text: err.message, n: ++n.current });
+      fail(err.message);
     }
     setBusy('');
   };
@@ -147,7 +146,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
       toast(`Deleted the group “${group.name}”.`);
       onDeleted();
     } catch (err) {
-      setError({ text: err.message, n: ++n.current });
+      fail(err.message);
       setBusy('');
     }
   };
@@ -173,7 +172,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
           <legend class="field-label">Members</legend>
           <${MemberChecks} idPrefix=${idp + '-members'} users=${users} value=${members} onChange=${setMembers} />
         </fieldset>
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="group-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="group-error" />
       </div>
       <div class="card-actions wrap">
         ${!creating && html`<button type="button" class="btn btn-danger-ghost" disabled=${!!busy} onClick=${remove}>Delete group</button>`}

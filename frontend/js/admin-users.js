@@ -10,7 +10,7 @@ import { hrefs, navigate } from './router.js';
 import { useMe, loadMe } from './account.js';
 import { Icon, Pager, confirmAction, toast, toastError, trapTab } from './ui.js';
 import { formatDate, monogram } from './format.js';
-import { Field, FilterBar, PasswordPair, pairProblem } from './fields.js';
+import { Field, FilterBar, FormError, PasswordPair, pairProblem, useFormError } from './fields.js';
 
 const LIMIT = 50;
 
@@ -67,9 +67,8 @@ function PasswordDialog({ user, onClose }) {
   const ref = useRef(null);
   const [pw, setPw] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState(null);
+  const { error, fail } = useFormError();
   const [busy, setBusy] = useState(false);
-  const n = useRef(0);
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open && typeof d.showModal === 'function') d.showModal();
@@ -84,7 +83,7 @@ function PasswordDialog({ user, onClose }) {
   const submit = async (e) => {
     e.preventDefault();
     const problem = pairProblem(pw, confirm, 'Enter the new password.');
-    if (problem) return setError({ text: problem, n: ++n.current });
+    if (problem) return fail(problem);
     setBusy(true);
     try {
       await call('Admin.ResetPassword', user.id, pw);
@@ -92,7 +91,7 @@ function PasswordDialog({ user, onClose }) {
       close(true);
       return;
     } catch (err) {
-      setError({ text: err.message, n: ++n.current });
+      fail(err.message);
     }
     setBusy(false);
   };
@@ -105,7 +104,7 @@ function PasswordDialog({ user, onClose }) {
         <input type="text" class="visually-hidden" autocomplete="username" value=${user.username} readOnly tabindex="-1" aria-hidden="true" />
         <${PasswordPair} id="reset-password" confirmId="reset-confirm" label="New password" confirmLabel="Repeat it"
           hint="At least 10 characters." value=${pw} confirm=${confirm} onValue=${setPw} onConfirm=${setConfirm} />
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} />
         <div class="dialog-actions">
           <button type="button" class="btn" onClick=${() => close(false)}>Cancel</button>
           <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? 'Saving…' : 'Set password'}</button>
@@ -220,14 +219,12 @@ function CreateUser({ onCreated, onClose }) {
   const [pw, setPw] = useState('');
   const [confirm, setConfirm] = useState('');
   const [admin, setAdmin] = useState(false);
-  const [error, setError] = useState(null);
+  const { error, fail } = useFormError();
   const [busy, setBusy] = useState(false);
   const first = useRef(null);
-  const n = useRef(0);
   useEffect(() => {
     if (first.current) first.current.focus();
   }, []);
-  const fail = (text) => setError({ text, n: ++n.current });
   const submit = async (e) => {
     e.preventDefault();
     if (!username.trim()) return fail('Choose a username.');
@@ -263,7 +260,7 @@ function CreateUser({ onCreated, onClose }) {
           hint="At least 10 characters. They can change it after signing in." />
         <label class="check"><input type="checkbox" id="user-new-admin" checked=${admin} onChange=${(e) => setAdmin(e.currentTarget.checked)} />
           <span>Administrator</span></label>
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="user-new-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="user-new-error" />
       </div>
       <div class="card-actions">
         <span class="spacer"></span>

@@ -1,11 +1,12 @@
 // fields.js — the form pieces every settings, administration, account and
 // sign-in screen builds with: Field (a label, one control, its hint and its
-// error, tied together by ids), PasswordField (with Show/Hide), PasswordPair
+// error, tied together by ids), useFormError and FormError (a form's one
+// error, announced again when it repeats), PasswordField (with Show/Hide), PasswordPair
 // (a new password and its repetition) and FilterBar (the search and filter
 // row above a list). Written once, so that every form control has a label,
 // every hint is announced with its control, and an error marks its field.
 
-import { html, useState } from '../vendor/htm-preact/standalone.module.js';
+import { html, useState, useRef, useCallback } from '../vendor/htm-preact/standalone.module.js';
 
 const BASE = { input: 'input', textarea: 'input textarea', select: 'select' };
 
@@ -66,6 +67,25 @@ export function Field({
       ${error ? html`<p class="error-note" role="alert" id=${errorId}>${error}</p>` : null}
       ${after}
     </div>`;
+}
+
+/**
+ * useFormError is a form's error: fail(text, more) shows text (more: other
+ * fields the form reads, such as the error's kind), clear() hides it. Each
+ * fail is a new error, so that FormError announces the same words again.
+ */
+export function useFormError() {
+  const [error, setError] = useState(null);
+  const n = useRef(0);
+  const fail = useCallback((text, more) => setError({ ...more, text, n: ++n.current }), []);
+  const clear = useCallback(() => setError(null), []);
+  return { error, fail, clear };
+}
+
+/** FormError shows useFormError's error where a screen reader hears it at once. */
+export function FormError({ error, id, className }) {
+  return html`
+    <div class=${className} aria-live="assertive">${error && html`<p class="error-note" role="alert" id=${id} key=${error.n}>${error.text}</p>`}</div>`;
 }
 
 /**

@@ -11,7 +11,7 @@
 import { html, render, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
 import { authState, authPost, onSignedOut, stopEvents, isDesktop } from './transport.js';
 import { setSignedInUser } from './account.js';
-import { Field, PasswordField, PasswordPair, pairProblem } from './fields.js';
+import { Field, FormError, PasswordField, PasswordPair, pairProblem, useFormError } from './fields.js';
 
 let root = null;
 let appStarted = false;
@@ -133,12 +133,11 @@ function useCountdown(until) {
 function SignInForm({ state, reason, onSignedIn, onCreate }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState(null); // {text, n}
+  const { error, fail, clear } = useFormError();
   const [busy, setBusy] = useState(false);
   const [waitUntil, setWaitUntil] = useState(0);
   const left = useCountdown(waitUntil);
   const first = useRef(null);
-  const n = useRef(0);
 
   useEffect(() => {
     if (first.current) first.current.focus();
@@ -148,11 +147,11 @@ function SignInForm({ state, reason, onSignedIn, onCreate }) {
     e.preventDefault();
     if (busy || left > 0) return;
     if (!username.trim() || !password) {
-      setError({ text: 'Enter your username and password.', n: ++n.current });
+      fail('Enter your username and password.');
       return;
     }
     setBusy(true);
-    setError(null);
+    clear();
     try {
       const r = await authPost('login', { username: username.trim(), password });
       onSignedIn(r && r.user);
@@ -165,7 +164,7 @@ function SignInForm({ state, reason, onSignedIn, onCreate }) {
         setWaitUntil(Date.now() + s * 1000);
         text = `Too many attempts; try again in ${s} ${s === 1 ? 'second' : 'seconds'}.`;
       }
-      setError({ text, n: ++n.current, kind: err.kind });
+      fail(text, { kind: err.kind });
       setPassword('');
     }
     setBusy(false);
@@ -205,16 +204,13 @@ function SignUpForm({ state, onSignedIn, onPending, onBack }) {
   const [displayName, setDisplayName] = useState('');
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState(null);
+  const { error, fail, clear } = useFormError();
   const [busy, setBusy] = useState(false);
   const firstRef = useRef(null);
-  const n = useRef(0);
 
   useEffect(() => {
     if (firstRef.current) firstRef.current.focus();
   }, []);
-
-  const fail = (text) => setError({ text, n: ++n.current });
 
   const submit = async (e) => {
     e.preventDefault();
@@ -223,7 +219,7 @@ function SignUpForm({ state, onSignedIn, onPending, onBack }) {
     const problem = pairProblem(password, confirm, 'Choose a password.');
     if (problem) return fail(problem);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       const r = await authPost('signup', { username: username.trim(), displayName: displayName.trim(), password });
       if (r && r.pending) {
@@ -262,9 +258,7 @@ function SignUpForm({ state, onSignedIn, onPending, onBack }) {
           hint="How the app greets you; any name. Optional." />
         <${PasswordPair} id="signup-password" confirmId="signup-confirm" toggle required value=${password} confirm=${confirm}
           onValue=${setPassword} onConfirm=${setConfirm} hint="At least 10 characters. A few unrelated words make a good one." />
-        <div class="auth-error" aria-live="assertive">
-          ${error && html`<p class="error-note" role="alert" id="signup-error" key=${error.n}>${error.text}</p>`}
-        </div>
+        <${FormError} className="auth-error" error=${error} id="signup-error" />
         <button type="submit" class="btn btn-primary auth-submit" disabled=${busy}>${busy ? 'Creating…' : first ? 'Create administrator account' : 'Create account'}</button>
       </form>
       ${!first && html`

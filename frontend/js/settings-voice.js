@@ -14,7 +14,7 @@ import { html, useState, useEffect } from '../vendor/htm-preact/standalone.modul
 import { call, isDesktop } from './transport.js';
 import { useMe } from './account.js';
 import { toast } from './ui.js';
-import { Field } from './fields.js';
+import { Field, FormError, useFormError } from './fields.js';
 import { audioStatus, readAloud, stopReading } from './voice.js';
 
 function validUrl(s) {
@@ -120,8 +120,7 @@ function InstanceCard({ onSaved }) {
   const [names, setNames] = useState('');
   const [voices, loadVoices] = useVoices();
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const [n, setN] = useState(0);
+  const { error, fail, clear } = useFormError();
 
   const apply = (s) => {
     setSaved(s);
@@ -130,7 +129,7 @@ function InstanceCard({ onSaved }) {
     setNames((s.voices || []).join(', '));
   };
   useEffect(() => {
-    call('Audio.Settings').then(apply, (err) => setError({ text: err.message, n: 0 }));
+    call('Audio.Settings').then(apply, (err) => fail(err.message));
     loadVoices();
   }, []);
 
@@ -139,22 +138,20 @@ function InstanceCard({ onSaved }) {
     e.preventDefault();
     const b = inputOf(draft, saved);
     if (b.error) {
-      setError({ text: b.error, n: n + 1 });
-      setN(n + 1);
+      fail(b.error);
       return;
     }
     b.input.ttsVoice = voice;
     b.input.voices = names.split(/[,\n]/).map((s) => s.trim()).filter(Boolean);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       apply(await call('Audio.SetSettings', b.input));
       toast('Voice servers saved.');
       loadVoices();
       onSaved();
     } catch (err) {
-      setError({ text: err.message, n: n + 1 });
-      setN(n + 1);
+      fail(err.message);
     }
     setBusy(false);
   };
@@ -186,7 +183,7 @@ function InstanceCard({ onSaved }) {
             placeholder="af_bella, am_adam" onValue=${setNames}
             hint="Only needed when the server cannot list its voices; separate them with commas." />
         <//>
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="voice-instance-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="voice-instance-error" />
       </div>
       <div class="card-actions">
         <span class="spacer"></span>
@@ -252,19 +249,14 @@ function MyVoiceCard({ mine, status, voices, onSave }) {
 function MyServersCard({ mine, onSave }) {
   const [draft, setDraft] = useState(draftOf(mine));
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const [n, setN] = useState(0);
+  const { error, fail, clear } = useFormError();
   const set = (patch) => setDraft((d) => ({ ...d, ...patch }));
-  const fail = (text) => {
-    setError({ text, n: n + 1 });
-    setN(n + 1);
-  };
   const save = async (e) => {
     e.preventDefault();
     const b = inputOf(draft, mine);
     if (b.error) return fail(b.error);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       const m = await onSave({ ...b.input, autoRead: !!mine.autoRead });
       setDraft(draftOf(m));
@@ -288,11 +280,11 @@ function MyServersCard({ mine, onSave }) {
           urlPlaceholder="https://api.openai.com/v1" modelPlaceholder="whisper-1" />
         <${EndpointFields} idp="voice-servers" kind="tts" legend="Text to speech" draft=${draft} saved=${mine} set=${set}
           urlPlaceholder="https://api.openai.com/v1" modelPlaceholder="tts-1" />
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="voice-servers-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="voice-servers-error" />
       </div>
       <div class="card-actions">
         <span class="spacer"></span>
-        <button type="button" class="btn" disabled=${busy} onClick=${() => { setDraft(draftOf(mine)); setError(null); }}>Undo changes</button>
+        <button type="button" class="btn" disabled=${busy} onClick=${() => { setDraft(draftOf(mine)); clear(); }}>Undo changes</button>
         <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? 'Saving…' : 'Save'}</button>
       </div>
     </form>`;
