@@ -7,7 +7,7 @@ import { html, useState, useEffect, useRef } from '../vendor/htm-preact/standalo
 import { call } from './transport.js';
 import { hrefs, navigate } from './router.js';
 import { loadAllUsers, userName } from './admin-users.js';
-import { Icon, confirmAction, toast } from './ui.js';
+import { CloseButton, Icon, confirmAction, toast } from './ui.js';
 import { Field, FormError, useFormError } from './fields.js';
 
 /** loadPermissions reads Admin.Permissions: {all: [{name, label, description}], baseline}. */
@@ -156,9 +156,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
     <form class="card model-detail" id="group-form" aria-labelledby=${idp + '-title'} onSubmit=${save} noValidate>
       <header class="card-header">
         <h2 class="card-title" id=${idp + '-title'} tabindex="-1" ref=${heading}>${creating ? 'New group' : group.name}</h2>
-        <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the group" title="Close" onClick=${onClose}>
-          <${Icon} name="close" />
-        </button>
+        <${CloseButton} label="Close the group" onClose=${onClose} />
       </header>
       <div class="card-body form-grid">
         <${Field} id=${idp + '-name'} inputRef=${first} label="Name" value=${name} autocomplete="off" placeholder="Family" onValue=${setName} />

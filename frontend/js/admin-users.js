@@ -8,7 +8,7 @@ import { html, useState, useEffect, useRef, useCallback } from '../vendor/htm-pr
 import { call } from './transport.js';
 import { hrefs, navigate } from './router.js';
 import { useMe, loadMe } from './account.js';
-import { Icon, Pager, confirmAction, toast, toastError, trapTab } from './ui.js';
+import { CloseButton, Icon, Pager, confirmAction, toast, toastError, trapTab } from './ui.js';
 import { formatDate, monogram } from './format.js';
 import { Field, FilterBar, FormError, PasswordPair, pairProblem, useFormError } from './fields.js';
 
@@ -183,9 +183,7 @@ function UserDetail({ user, groups, selfId, onChanged, onClose }) {
             <p class="card-subtitle mono">@${user.username}</p>
           </div>
         </div>
-        <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the details" title="Close" onClick=${onClose}>
-          <${Icon} name="close" />
-        </button>
+        <${CloseButton} label="Close the details" onClose=${onClose} />
       </header>
       <div class="card-body form-grid">
         <dl class="kv">
@@ -248,9 +246,7 @@ function CreateUser({ onCreated, onClose }) {
           <h2 class="card-title" id="user-new-title">Create user</h2>
           <p class="card-subtitle">The account can sign in at once.</p>
         </div>
-        <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the form" title="Close" onClick=${onClose}>
-          <${Icon} name="close" />
-        </button>
+        <${CloseButton} label="Close the form" onClose=${onClose} />
       </header>
       <div class="card-body form-grid">
         <${Field} id="user-new-username" inputRef=${first} label="Username" value=${username} autocomplete="off" autocapitalize="off"

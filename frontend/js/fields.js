@@ -142,6 +142,16 @@ export function pairProblem(value, confirm, empty, differ = 'The two passwords d
   return '';
 }
 
+/** isWebAddress reports whether s is an http or https URL (a server's base URL). */
+export function isWebAddress(s) {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * modelOptions are a default-model select's options: first (value '0'),
  * then the value itself when it names a model no longer in models, then

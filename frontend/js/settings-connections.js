@@ -8,7 +8,7 @@ import { useStore, refreshConnections, refreshModels } from './store.js';
 import { hrefs, replaceRoute } from './router.js';
 import { confirmAction, toast, toastError, Icon } from './ui.js';
 import { formatWhen } from './format.js';
-import { Field } from './fields.js';
+import { Field, isWebAddress } from './fields.js';
 
 function testSummary(r) {
   if (!r) return '';
@@ -27,15 +27,6 @@ function refreshSummary(r) {
   if (r.added) parts.push(`${r.added} new`);
   if (r.missing) parts.push(`${r.missing} no longer offered`);
   return parts.join(', ') + '.';
-}
-
-function validUrl(s) {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 // ---------- Form ----------
@@ -74,7 +65,7 @@ export function ConnectionForm({ conn, onDone }) {
 
   const build = () => {
     if (!name.trim()) return { error: 'Give the connection a name.' };
-    if (!validUrl(baseUrl.trim())) return { error: 'The base URL must start with http:// or https://, like http://127.0.0.1:11434/v1.' };
+    if (!isWebAddress(baseUrl.trim())) return { error: 'The base URL must start with http:// or https://, like http://127.0.0.1:11434/v1.' };
     const input = { name: name.trim(), baseUrl: baseUrl.trim(), insecureTLS: insecure, enabled };
     if (clearKey) input.apiKey = '';
     else if (apiKey) input.apiKey = apiKey;

@@ -6,7 +6,7 @@
 import { html, useState, useEffect, useRef, useCallback } from '../vendor/htm-preact/standalone.module.js';
 import { call, ApiError } from './transport.js';
 import { useStore, refreshModels, refreshConnections, loadEfforts } from './store.js';
-import { Avatar, Badges, Icon, Pager, toast, toastError } from './ui.js';
+import { CloseButton, Avatar, Badges, Icon, Pager, toast, toastError } from './ui.js';
 import { ParamFields, formFromParams, paramsFromForm } from './modelpicker.js';
 import { formatContext, formatNumber } from './format.js';
 import { ModelAccess } from './admin-access.js';
@@ -154,9 +154,7 @@ function ModelDetail({ model, efforts, onSaved, onImage, onClose }) {
             <p class="card-subtitle">${model.connectionName}</p>
           </div>
         </div>
-        <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the details" title="Close" onClick=${onClose}>
-          <${Icon} name="close" />
-        </button>
+        <${CloseButton} label="Close the details" onClose=${onClose} />
       </header>
       <div class="card-body form-grid">
         ${model.missing && html`<p class="warning-note">This model is no longer offered by its connection.</p>`}

@@ -14,17 +14,8 @@ import { html, useState, useEffect } from '../vendor/htm-preact/standalone.modul
 import { call, isDesktop } from './transport.js';
 import { useMe } from './account.js';
 import { toast } from './ui.js';
-import { Field, FormError, useFormError } from './fields.js';
+import { Field, FormError, isWebAddress, useFormError } from './fields.js';
 import { audioStatus, readAloud, stopReading } from './voice.js';
-
-function validUrl(s) {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
 
 /** draftOf is the editable form of a scope's settings. */
 function draftOf(s) {
@@ -41,7 +32,7 @@ function draftOf(s) {
  */
 function inputOf(d, saved) {
   for (const [url, what] of [[d.sttUrl, 'speech-to-text'], [d.ttsUrl, 'text-to-speech']]) {
-    if (url.trim() && !validUrl(url.trim())) {
+    if (url.trim() && !isWebAddress(url.trim())) {
       return { error: `The ${what} address must start with http:// or https://, like http://192.168.1.20:8000/v1.` };
     }
   }

@@ -428,6 +428,14 @@ export function useDebounced(fn, ms) {
   }, [ms]);
 }
 
+/** CloseButton closes a details pane; label says what it closes ("Close the details"). */
+export function CloseButton({ label, onClose }) {
+  return html`
+    <button type="button" class="btn btn-ghost btn-icon" aria-label=${label} title="Close" onClick=${onClose}>
+      <${Icon} name="close" />
+    </button>`;
+}
+
 export function ErrorNote({ error }) {
   if (!error) return null;
   return html`<p class="error-note" role="alert">${error.message || String(error)}</p>`;
