@@ -3,12 +3,13 @@
 // password, sessions and signing out. In the desktop app the caller is the
 // owner and never signs in, so the signing-out controls are hidden there.
 
-import { html, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
+import { html, useState, useEffect } from '../vendor/htm-preact/standalone.module.js';
 import { call, isDesktop } from './transport.js';
 import { useStore, refreshModels } from './store.js';
 import { hrefs } from './router.js';
 import { signOut, showSignedOut } from './login.js';
 import { confirmAction, toast, toastError } from './ui.js';
+import { Field, FormError, PasswordPair, pairProblem, modelOptions, useFormError } from './fields.js';
 import { formatWhen, formatDate, monogram } from './format.js';
 import { formatSize } from './attachments.js';
 
@@ -126,14 +127,8 @@ function ProfileCard({ u, onSaved }) {
         <${RoleBadges} u=${u} />
       </header>
       <div class="card-body form-grid">
-        <div class="field">
-          <label class="field-label" for="account-display">Display name</label>
-          <div class="inline-row">
-            <input id="account-display" class="input" value=${name} autocomplete="name" placeholder=${u.username}
-              onInput=${(e) => setName(e.currentTarget.value)} />
-            <button type="submit" class="btn btn-primary" disabled=${busy || !dirty}>${busy ? 'Saving…' : 'Save'}</button>
-          </div>
-        </div>
+        <${Field} id="account-display" label="Display name" value=${name} autocomplete="name" placeholder=${u.username} onValue=${setName}
+          beside=${html`<button type="submit" class="btn btn-primary" disabled=${busy || !dirty}>${busy ? 'Saving…' : 'Save'}</button>`} />
         ${error && html`<p class="error-note" role="alert">${error}</p>`}
         <${StorageLine} />
       </div>
@@ -177,22 +172,15 @@ function PrefsCard() {
     }
   };
   const value = prefs ? String(prefs.defaultModel || 0) : '0';
-  const known = store.models.some((m) => String(m.id) === value);
   const serverDefault = prefs && prefs.instanceDefaultModel ? store.models.find((m) => m.id === prefs.instanceDefaultModel) : null;
+  const options = modelOptions(store.models, value, serverDefault ? `The server’s default (${serverDefault.name})` : 'The server’s default');
   return html`
     <section class="card" id="account-prefs" aria-labelledby="account-prefs-title">
       <header class="card-header"><h2 class="card-title" id="account-prefs-title">Preferences</h2></header>
       <div class="card-body form-grid">
-        <div class="field">
-          <label class="field-label" for="account-default-model">Default model for new chats</label>
-          <select id="account-default-model" class="select field-narrow" value=${value} disabled=${!prefs}
-            aria-describedby="account-default-model-help" onChange=${(e) => change(e.currentTarget.value)}>
-            <option value="0" selected=${value === '0'}>${serverDefault ? `The server’s default (${serverDefault.name})` : 'The server’s default'}</option>
-            ${!known && value !== '0' ? html`<option value=${value} selected>Model no longer available</option>` : null}
-            ${store.models.map((m) => html`<option value=${String(m.id)} selected=${String(m.id) === value}>${m.name}</option>`)}
-          </select>
-          <p class="field-help" id="account-default-model-help">Used when you start a chat; the picker can change it for each chat. The theme is at the bottom of the sidebar.</p>
-        </div>
+        <${Field} id="account-default-model" label="Default model for new chats" as="select" inputClass="field-narrow"
+          value=${value} options=${options} disabled=${!prefs} onValue=${change}
+          hint="Used when you start a chat; the picker can change it for each chat. The theme is at the bottom of the sidebar." />
         ${error && html`<p class="error-note" role="alert">${error}</p>`}
       </div>
     </section>`;
@@ -204,16 +192,14 @@ function PasswordCard({ u, onSaved }) {
   const [next, setNext] = useState('');
   const [confirm, setConfirm] = useState('');
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const n = useRef(0);
-  const fail = (text) => setError({ text, n: ++n.current });
+  const { error, fail, clear } = useFormError();
   const save = async (e) => {
     e.preventDefault();
     if (has && !current) return fail('Enter your current password.');
-    if (!next) return fail('Enter the new password.');
-    if (next !== confirm) return fail('The two new passwords differ.');
+    const problem = pairProblem(next, confirm, 'Enter the new password.', 'The two new passwords differ.');
+    if (problem) return fail(problem);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       await call('Account.ChangePassword', has ? current : '', next);
       setCurrent('');
@@ -240,23 +226,11 @@ function PasswordCard({ u, onSaved }) {
       <div class="card-body form-grid">
         <input type="text" class="visually-hidden" autocomplete="username" value=${u.username} readOnly tabindex="-1" aria-hidden="true" />
         ${has && html`
-          <div class="field">
-            <label class="field-label" for="account-current">Current password</label>
-            <input id="account-current" class="input field-narrow" type="password" value=${current} autocomplete="current-password"
-              onInput=${(e) => setCurrent(e.currentTarget.value)} />
-          </div>`}
-        <div class="field">
-          <label class="field-label" for="account-new">New password</label>
-          <input id="account-new" class="input field-narrow" type="password" value=${next} autocomplete="new-password"
-            aria-describedby="account-new-help" onInput=${(e) => setNext(e.currentTarget.value)} />
-          <p class="field-help" id="account-new-help">At least 10 characters.</p>
-        </div>
-        <div class="field">
-          <label class="field-label" for="account-confirm">Repeat the new password</label>
-          <input id="account-confirm" class="input field-narrow" type="password" value=${confirm} autocomplete="new-password"
-            onInput=${(e) => setConfirm(e.currentTarget.value)} />
-        </div>
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="account-password-error" key=${error.n}>${error.text}</p>`}</div>
+          <${Field} id="account-current" label="Current password" type="password" inputClass="field-narrow" value=${current}
+            autocomplete="current-password" onValue=${setCurrent} />`}
+        <${PasswordPair} id="account-new" confirmId="account-confirm" label="New password" confirmLabel="Repeat the new password"
+          hint="At least 10 characters." inputClass="field-narrow" value=${next} confirm=${confirm} onValue=${setNext} onConfirm=${setConfirm} />
+        <${FormError} error=${error} id="account-password-error" />
       </div>
       <div class="card-actions">
         <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? 'Saving…' : has ? 'Change password' : 'Set password'}</button>

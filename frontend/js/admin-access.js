@@ -4,11 +4,12 @@
 // both lists empty for a model whose groups were all deleted, which only
 // administrators can use until someone chooses again.
 
-import { html, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
+import { html, useState, useEffect } from '../vendor/htm-preact/standalone.module.js';
 import { call } from './transport.js';
 import { loadAllUsers } from './admin-users.js';
 import { MemberChecks } from './admin-groups.js';
 import { toast } from './ui.js';
+import { FormError, useFormError } from './fields.js';
 
 export function ModelAccess({ model }) {
   const [state, setState] = useState(null); // {everyone, users, groups} as saved
@@ -17,9 +18,8 @@ export function ModelAccess({ model }) {
   const [groups, setGroups] = useState([]);
   const [allUsers, setAllUsers] = useState([]);
   const [allGroups, setAllGroups] = useState([]);
-  const [error, setError] = useState(null);
+  const { error, fail, clear } = useFormError();
   const [busy, setBusy] = useState(false);
-  const n = useRef(0);
 
   const load = async () => {
     try {
@@ -31,26 +31,26 @@ export function ModelAccess({ model }) {
       setGroups(v.groups);
       setAllUsers(u);
       setAllGroups(Array.isArray(g) ? g : []);
-      setError(null);
+      clear();
     } catch (err) {
-      setError({ text: err.message, n: ++n.current });
+      fail(err.message);
     }
   };
   useEffect(() => { load(); }, [model.id]);
 
   const save = async () => {
     if (!everyone && users.length === 0 && groups.length === 0) {
-      setError({ text: 'Choose at least one person or group, or let everyone use the model.', n: ++n.current });
+      fail('Choose at least one person or group, or let everyone use the model.');
       return;
     }
     setBusy(true);
-    setError(null);
+    clear();
     try {
       await call('Admin.SetModelAccess', model.id, everyone ? { users: [], groups: [] } : { users, groups });
       toast(everyone ? `Everyone can use ${model.name}.` : `Only the chosen people and groups can use ${model.name}.`);
       await load();
     } catch (err) {
-      setError({ text: err.message, n: ++n.current });
+      fail(err.message);
     }
     setBusy(false);
   };
@@ -100,7 +100,7 @@ export function ModelAccess({ model }) {
               <${MemberChecks} idPrefix=${idp + '-users'} users=${allUsers} value=${users} onChange=${setUsers} label="People" />
             </fieldset>`}
         `}
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} />
       </div>
       ${state && html`
         <div class="card-actions">

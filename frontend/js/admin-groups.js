@@ -7,7 +7,8 @@ import { html, useState, useEffect, useRef } from '../vendor/htm-preact/standalo
 import { call } from './transport.js';
 import { hrefs, navigate } from './router.js';
 import { loadAllUsers, userName } from './admin-users.js';
-import { Icon, confirmAction, toast } from './ui.js';
+import { CloseButton, Icon, confirmAction, toast } from './ui.js';
+import { Field, FormError, useFormError } from './fields.js';
 
 /** loadPermissions reads Admin.Permissions: {all: [{name, label, description}], baseline}. */
 export async function loadPermissions() {
@@ -64,11 +65,8 @@ export function MemberChecks({ idPrefix, users, value, onChange, label = 'Member
   return html`
     <div class="member-picker">
       ${users.length > 8 && html`
-        <div class="field">
-          <label class="visually-hidden" for=${idPrefix + '-filter'}>Filter ${label.toLowerCase()}</label>
-          <input id=${idPrefix + '-filter'} class="input" type="search" placeholder="Filter by name" value=${filter}
-            onInput=${(e) => setFilter(e.currentTarget.value)} />
-        </div>`}
+        <${Field} id=${idPrefix + '-filter'} label=${`Filter ${label.toLowerCase()}`} labelHidden type="search"
+          placeholder="Filter by name" value=${filter} onValue=${setFilter} />`}
       ${users.length === 0 ? html`<p class="muted">No accounts yet.</p>` : html`
         <ul class="member-list" aria-label=${label}>
           ${shown.map((u) => html`
@@ -97,8 +95,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
   const [granted, setGranted] = useState(group ? group.permissions || [] : []);
   const [members, setMembers] = useState(group ? group.members || [] : []);
   const [busy, setBusy] = useState('');
-  const [error, setError] = useState(null);
-  const n = useRef(0);
+  const { error, fail, clear } = useFormError();
   const first = useRef(null);
   const heading = useRef(null);
   // A new group starts at its name; an opened one announces its heading.
@@ -110,11 +107,11 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
   const save = async (e) => {
     e.preventDefault();
     if (!name.trim()) {
-      setError({ text: 'Give the group a name.', n: ++n.current });
+      fail('Give the group a name.');
       return;
     }
     setBusy('save');
-    setError(null);
+    clear();
     try {
       let id = group && group.id;
       if (creating) {
@@ -130,7 +127,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
       toast(creating ? `Created the group “${name.trim()}”.` : 'Group saved.');
       onSaved(id);
     } catch (err) {
-      setError({ text: err.message, n: ++n.current });
+      fail(err.message);
     }
     setBusy('');
   };
@@ -149,7 +146,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
       toast(`Deleted the group “${group.name}”.`);
       onDeleted();
     } catch (err) {
-      setError({ text: err.message, n: ++n.current });
+      fail(err.message);
       setBusy('');
     }
   };
@@ -159,16 +156,10 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
     <form class="card model-detail" id="group-form" aria-labelledby=${idp + '-title'} onSubmit=${save} noValidate>
       <header class="card-header">
         <h2 class="card-title" id=${idp + '-title'} tabindex="-1" ref=${heading}>${creating ? 'New group' : group.name}</h2>
-        <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the group" title="Close" onClick=${onClose}>
-          <${Icon} name="close" />
-        </button>
+        <${CloseButton} label="Close the group" onClose=${onClose} />
       </header>
       <div class="card-body form-grid">
-        <div class="field">
-          <label class="field-label" for=${idp + '-name'}>Name</label>
-          <input id=${idp + '-name'} ref=${first} class="input" value=${name} autocomplete="off" placeholder="Family"
-            onInput=${(e) => setName(e.currentTarget.value)} />
-        </div>
+        <${Field} id=${idp + '-name'} inputRef=${first} label="Name" value=${name} autocomplete="off" placeholder="Family" onValue=${setName} />
         <fieldset class="fieldset">
           <legend class="field-label">Permissions it grants</legend>
           <p class="field-help">On top of what everyone may do (Settings → Permissions).</p>
@@ -179,7 +170,7 @@ function GroupForm({ group, perms, users, onSaved, onDeleted, onClose }) {
           <legend class="field-label">Members</legend>
           <${MemberChecks} idPrefix=${idp + '-members'} users=${users} value=${members} onChange=${setMembers} />
         </fieldset>
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="group-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="group-error" />
       </div>
       <div class="card-actions wrap">
         ${!creating && html`<button type="button" class="btn btn-danger-ghost" disabled=${!!busy} onClick=${remove}>Delete group</button>`}

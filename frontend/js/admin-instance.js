@@ -7,6 +7,7 @@ import { call } from './transport.js';
 import { useStore, refreshModels } from './store.js';
 import { loadPermissions, PermissionChecks } from './admin-groups.js';
 import { toast } from './ui.js';
+import { Field, modelOptions } from './fields.js';
 
 function same(a, b) {
   return a.length === b.length && a.every((x) => b.includes(x));
@@ -120,7 +121,6 @@ export function InstanceSettings() {
 
   const dirty = saved && (name.trim() !== (saved.instanceName || '') || mode !== saved.signUpMode || Number(model) !== (saved.defaultModel || 0)
     || String(quota).trim() !== String(saved.filesQuotaMB || 0));
-  const known = store.models.some((m) => String(m.id) === model);
   return html`
     <section class="settings-section" aria-labelledby="instance-title">
       <div class="section-head">
@@ -134,12 +134,8 @@ export function InstanceSettings() {
         <form class="card" id="instance-form" onSubmit=${save} aria-labelledby="instance-card-title" noValidate>
           <header class="card-header"><h3 class="card-title" id="instance-card-title">This server</h3></header>
           <div class="card-body form-grid">
-            <div class="field">
-              <label class="field-label" for="instance-name">Instance name</label>
-              <input id="instance-name" class="input field-narrow" value=${name} autocomplete="off" aria-describedby="instance-name-help"
-                onInput=${(e) => setName(e.currentTarget.value)} />
-              <p class="field-help" id="instance-name-help">Shown on the sign-in page and as the app's name when installed on a phone.</p>
-            </div>
+            <${Field} id="instance-name" label="Instance name" inputClass="field-narrow" value=${name} autocomplete="off" onValue=${setName}
+              hint="Shown on the sign-in page and as the app's name when installed on a phone." />
             <fieldset class="fieldset">
               <legend class="field-label">Sign-up</legend>
               <div class="radio-list">
@@ -151,22 +147,12 @@ export function InstanceSettings() {
                   </label>`)}
               </div>
             </fieldset>
-            <div class="field">
-              <label class="field-label" for="instance-default-model">Default model</label>
-              <select id="instance-default-model" class="select field-narrow" value=${model} aria-describedby="instance-default-model-help"
-                onChange=${(e) => setModel(e.currentTarget.value)}>
-                <option value="0" selected=${model === '0'}>None (the first model in the list)</option>
-                ${!known && model !== '0' ? html`<option value=${model} selected>Model no longer available</option>` : null}
-                ${store.models.map((m) => html`<option value=${String(m.id)} selected=${String(m.id) === model}>${m.name}</option>`)}
-              </select>
-              <p class="field-help" id="instance-default-model-help">New chats start with it unless someone chose their own default under Account.</p>
-            </div>
-            <div class="field">
-              <label class="field-label" for="instance-files-quota">Storage for each person’s files (MB)</label>
-              <input id="instance-files-quota" class="input field-narrow" type="number" min="0" step="1" inputmode="numeric" value=${quota}
-                aria-describedby="instance-files-quota-help" onInput=${(e) => setQuota(e.currentTarget.value)} />
-              <p class="field-help" id="instance-files-quota-help">Attached images, PDFs and text files, sent or not, count until their chat is deleted and the trash emptied. 0 means no limit.</p>
-            </div>
+            <${Field} id="instance-default-model" label="Default model" as="select" inputClass="field-narrow" value=${model} onValue=${setModel}
+              options=${modelOptions(store.models, model, 'None (the first model in the list)')}
+              hint="New chats start with it unless someone chose their own default under Account." />
+            <${Field} id="instance-files-quota" label="Storage for each person’s files (MB)" inputClass="field-narrow" type="number" min="0" step="1"
+              inputmode="numeric" value=${quota} onValue=${setQuota}
+              hint="Attached images, PDFs and text files, sent or not, count until their chat is deleted and the trash emptied. 0 means no limit." />
             ${error && html`<p class="error-note" role="alert">${error}</p>`}
           </div>
           <div class="card-actions">

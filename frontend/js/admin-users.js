@@ -8,12 +8,14 @@ import { html, useState, useEffect, useRef, useCallback } from '../vendor/htm-pr
 import { call } from './transport.js';
 import { hrefs, navigate } from './router.js';
 import { useMe, loadMe } from './account.js';
-import { Icon, Pager, confirmAction, toast, toastError, trapTab } from './ui.js';
+import { CloseButton, Icon, Pager, confirmAction, toast, toastError, trapTab } from './ui.js';
 import { formatDate, monogram } from './format.js';
+import { Field, FilterBar, FormError, PasswordPair, pairProblem, useFormError } from './fields.js';
 
 const LIMIT = 50;
 
 const STATUS_LABEL = { active: 'Active', pending: 'Waiting for approval', disabled: 'Disabled' };
+const STATUS_OPTIONS = [{ value: '', label: 'All' }, ...Object.entries(STATUS_LABEL).map(([value, label]) => ({ value, label }))];
 
 export function userName(u) {
   return (u && (u.displayName || u.username)) || '';
@@ -65,9 +67,8 @@ function PasswordDialog({ user, onClose }) {
   const ref = useRef(null);
   const [pw, setPw] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState(null);
+  const { error, fail } = useFormError();
   const [busy, setBusy] = useState(false);
-  const n = useRef(0);
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open && typeof d.showModal === 'function') d.showModal();
@@ -81,8 +82,8 @@ function PasswordDialog({ user, onClose }) {
   };
   const submit = async (e) => {
     e.preventDefault();
-    if (!pw) return setError({ text: 'Enter the new password.', n: ++n.current });
-    if (pw !== confirm) return setError({ text: 'The two passwords differ.', n: ++n.current });
+    const problem = pairProblem(pw, confirm, 'Enter the new password.');
+    if (problem) return fail(problem);
     setBusy(true);
     try {
       await call('Admin.ResetPassword', user.id, pw);
@@ -90,7 +91,7 @@ function PasswordDialog({ user, onClose }) {
       close(true);
       return;
     } catch (err) {
-      setError({ text: err.message, n: ++n.current });
+      fail(err.message);
     }
     setBusy(false);
   };
@@ -101,18 +102,9 @@ function PasswordDialog({ user, onClose }) {
         <h2 id="reset-title" class="dialog-title">New password for ${userName(user)}</h2>
         <p class="dialog-body">Tell them the new password in person or another private way; they can change it under Settings → Account.</p>
         <input type="text" class="visually-hidden" autocomplete="username" value=${user.username} readOnly tabindex="-1" aria-hidden="true" />
-        <div class="field">
-          <label class="field-label" for="reset-password">New password</label>
-          <input id="reset-password" class="input" type="password" value=${pw} autocomplete="new-password"
-            aria-describedby="reset-password-help" onInput=${(e) => setPw(e.currentTarget.value)} />
-          <p class="field-help" id="reset-password-help">At least 10 characters.</p>
-        </div>
-        <div class="field">
-          <label class="field-label" for="reset-confirm">Repeat it</label>
-          <input id="reset-confirm" class="input" type="password" value=${confirm} autocomplete="new-password"
-            onInput=${(e) => setConfirm(e.currentTarget.value)} />
-        </div>
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" key=${error.n}>${error.text}</p>`}</div>
+        <${PasswordPair} id="reset-password" confirmId="reset-confirm" label="New password" confirmLabel="Repeat it"
+          hint="At least 10 characters." value=${pw} confirm=${confirm} onValue=${setPw} onConfirm=${setConfirm} />
+        <${FormError} error=${error} />
         <div class="dialog-actions">
           <button type="button" class="btn" onClick=${() => close(false)}>Cancel</button>
           <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? 'Saving…' : 'Set password'}</button>
@@ -191,9 +183,7 @@ function UserDetail({ user, groups, selfId, onChanged, onClose }) {
             <p class="card-subtitle mono">@${user.username}</p>
           </div>
         </div>
-        <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the details" title="Close" onClick=${onClose}>
-          <${Icon} name="close" />
-        </button>
+        <${CloseButton} label="Close the details" onClose=${onClose} />
       </header>
       <div class="card-body form-grid">
         <dl class="kv">
@@ -227,19 +217,17 @@ function CreateUser({ onCreated, onClose }) {
   const [pw, setPw] = useState('');
   const [confirm, setConfirm] = useState('');
   const [admin, setAdmin] = useState(false);
-  const [error, setError] = useState(null);
+  const { error, fail } = useFormError();
   const [busy, setBusy] = useState(false);
   const first = useRef(null);
-  const n = useRef(0);
   useEffect(() => {
     if (first.current) first.current.focus();
   }, []);
-  const fail = (text) => setError({ text, n: ++n.current });
   const submit = async (e) => {
     e.preventDefault();
     if (!username.trim()) return fail('Choose a username.');
-    if (!pw) return fail('Choose a password.');
-    if (pw !== confirm) return fail('The two passwords differ.');
+    const problem = pairProblem(pw, confirm, 'Choose a password.');
+    if (problem) return fail(problem);
     setBusy(true);
     try {
       const u = await call('Admin.CreateUser', { username: username.trim(), displayName: displayName.trim(), password: pw, admin });
@@ -258,34 +246,17 @@ function CreateUser({ onCreated, onClose }) {
           <h2 class="card-title" id="user-new-title">Create user</h2>
           <p class="card-subtitle">The account can sign in at once.</p>
         </div>
-        <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the form" title="Close" onClick=${onClose}>
-          <${Icon} name="close" />
-        </button>
+        <${CloseButton} label="Close the form" onClose=${onClose} />
       </header>
       <div class="card-body form-grid">
-        <div class="field">
-          <label class="field-label" for="user-new-username">Username</label>
-          <input id="user-new-username" ref=${first} class="input" value=${username} autocomplete="off" autocapitalize="off" spellcheck="false"
-            aria-describedby="user-new-username-help" onInput=${(e) => setUsername(e.currentTarget.value)} />
-          <p class="field-help" id="user-new-username-help">Letters a–z, digits and . _ -</p>
-        </div>
-        <div class="field">
-          <label class="field-label" for="user-new-display">Display name</label>
-          <input id="user-new-display" class="input" value=${displayName} autocomplete="off" onInput=${(e) => setDisplayName(e.currentTarget.value)} />
-        </div>
-        <div class="field">
-          <label class="field-label" for="user-new-password">Password</label>
-          <input id="user-new-password" class="input" type="password" value=${pw} autocomplete="new-password"
-            aria-describedby="user-new-password-help" onInput=${(e) => setPw(e.currentTarget.value)} />
-          <p class="field-help" id="user-new-password-help">At least 10 characters. They can change it after signing in.</p>
-        </div>
-        <div class="field">
-          <label class="field-label" for="user-new-confirm">Repeat the password</label>
-          <input id="user-new-confirm" class="input" type="password" value=${confirm} autocomplete="new-password" onInput=${(e) => setConfirm(e.currentTarget.value)} />
-        </div>
+        <${Field} id="user-new-username" inputRef=${first} label="Username" value=${username} autocomplete="off" autocapitalize="off"
+          spellcheck="false" onValue=${setUsername} hint="Letters a–z, digits and . _ -" />
+        <${Field} id="user-new-display" label="Display name" value=${displayName} autocomplete="off" onValue=${setDisplayName} />
+        <${PasswordPair} id="user-new-password" confirmId="user-new-confirm" value=${pw} confirm=${confirm} onValue=${setPw} onConfirm=${setConfirm}
+          hint="At least 10 characters. They can change it after signing in." />
         <label class="check"><input type="checkbox" id="user-new-admin" checked=${admin} onChange=${(e) => setAdmin(e.currentTarget.checked)} />
           <span>Administrator</span></label>
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="user-new-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="user-new-error" />
       </div>
       <div class="card-actions">
         <span class="spacer"></span>
@@ -396,22 +367,11 @@ export function UsersSettings({ sub }) {
         </p>`}
       <div class=${'models-layout' + (hasDetail ? ' has-detail' : '')}>
         <div class="models-list-pane">
-          <div class="filters" role="search">
-            <div class="field grow">
-              <label class="field-label" for="users-query">Search users</label>
-              <input id="users-query" class="input" type="search" value=${query} placeholder="Username or display name"
-                onInput=${(e) => { setQuery(e.currentTarget.value); setOffset(0); }} />
-            </div>
-            <div class="field">
-              <label class="field-label" for="users-status">Status</label>
-              <select id="users-status" class="select" value=${status} onChange=${(e) => { setStatus(e.currentTarget.value); setOffset(0); }}>
-                <option value="" selected=${status === ''}>All</option>
-                <option value="active" selected=${status === 'active'}>Active</option>
-                <option value="pending" selected=${status === 'pending'}>Waiting for approval</option>
-                <option value="disabled" selected=${status === 'disabled'}>Disabled</option>
-              </select>
-            </div>
-          </div>
+          <${FilterBar}
+            search=${{ id: 'users-query', label: 'Search users', placeholder: 'Username or display name', value: query,
+              onValue: (v) => { setQuery(v); setOffset(0); } }}
+            filters=${[{ id: 'users-status', label: 'Status', value: status, options: STATUS_OPTIONS,
+              onValue: (v) => { setStatus(v); setOffset(0); } }]} />
           ${error && html`<p class="error-note" role="alert">${error.message}</p>`}
           ${!data && !error ? html`<p class="loading-line" role="status">Calling the roll of the Fellowship…</p>` : null}
           ${data && data.users.length === 0 && html`

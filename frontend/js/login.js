@@ -11,6 +11,7 @@
 import { html, render, useState, useEffect, useRef } from '../vendor/htm-preact/standalone.module.js';
 import { authState, authPost, onSignedOut, stopEvents, isDesktop } from './transport.js';
 import { setSignedInUser } from './account.js';
+import { Field, FormError, PasswordField, PasswordPair, pairProblem, useFormError } from './fields.js';
 
 let root = null;
 let appStarted = false;
@@ -129,31 +130,14 @@ function useCountdown(until) {
   return until ? Math.max(0, Math.ceil((until - now) / 1000)) : 0;
 }
 
-function PasswordField({ id, label, value, onInput, autocomplete, help, inputRef }) {
-  const [shown, setShown] = useState(false);
-  return html`
-    <div class="field">
-      <label class="field-label" for=${id}>${label}</label>
-      <div class="password-row">
-        <input id=${id} ref=${inputRef} class="input" type=${shown ? 'text' : 'password'} value=${value} required
-          autocomplete=${autocomplete} spellcheck="false" autocapitalize="off"
-          aria-describedby=${help ? id + '-help' : undefined} onInput=${(e) => onInput(e.currentTarget.value)} />
-        <button type="button" class="btn btn-ghost btn-sm password-toggle" aria-controls=${id} aria-pressed=${shown ? 'true' : 'false'}
-          onClick=${() => setShown((v) => !v)}>${shown ? 'Hide' : 'Show'}<span class="visually-hidden"> ${label.toLowerCase()}</span></button>
-      </div>
-      ${help ? html`<p class="field-help" id=${id + '-help'}>${help}</p>` : null}
-    </div>`;
-}
-
 function SignInForm({ state, reason, onSignedIn, onCreate }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState(null); // {text, n}
+  const { error, fail, clear } = useFormError();
   const [busy, setBusy] = useState(false);
   const [waitUntil, setWaitUntil] = useState(0);
   const left = useCountdown(waitUntil);
   const first = useRef(null);
-  const n = useRef(0);
 
   useEffect(() => {
     if (first.current) first.current.focus();
@@ -163,11 +147,11 @@ function SignInForm({ state, reason, onSignedIn, onCreate }) {
     e.preventDefault();
     if (busy || left > 0) return;
     if (!username.trim() || !password) {
-      setError({ text: 'Enter your username and password.', n: ++n.current });
+      fail('Enter your username and password.');
       return;
     }
     setBusy(true);
-    setError(null);
+    clear();
     try {
       const r = await authPost('login', { username: username.trim(), password });
       onSignedIn(r && r.user);
@@ -180,7 +164,7 @@ function SignInForm({ state, reason, onSignedIn, onCreate }) {
         setWaitUntil(Date.now() + s * 1000);
         text = `Too many attempts; try again in ${s} ${s === 1 ? 'second' : 'seconds'}.`;
       }
-      setError({ text, n: ++n.current, kind: err.kind });
+      fail(text, { kind: err.kind });
       setPassword('');
     }
     setBusy(false);
@@ -193,12 +177,9 @@ function SignInForm({ state, reason, onSignedIn, onCreate }) {
       <form class="card-body form-grid" id="login-form" noValidate onSubmit=${submit}>
         ${reason === 'ended' && html`<p class="warning-note" role="status" id="auth-ended">Your session has ended. Sign in again to continue.</p>`}
         ${state.insecure && html`<${InsecureNote} />`}
-        <div class="field">
-          <label class="field-label" for="login-username">Username</label>
-          <input id="login-username" ref=${first} class="input" value=${username} required autocomplete="username"
-            autocapitalize="off" spellcheck="false" onInput=${(e) => setUsername(e.currentTarget.value)} />
-        </div>
-        <${PasswordField} id="login-password" label="Password" value=${password} onInput=${setPassword} autocomplete="current-password" />
+        <${Field} id="login-username" inputRef=${first} label="Username" value=${username} required autocomplete="username"
+          autocapitalize="off" spellcheck="false" onValue=${setUsername} />
+        <${PasswordField} id="login-password" label="Password" value=${password} onValue=${setPassword} autocomplete="current-password" required />
         <div class="auth-error" aria-live="assertive">
           ${error && error.kind !== 'rate_limited' && html`<p class="error-note" role="alert" id="login-error" key=${error.n}>${error.text}</p>`}
           ${error && error.kind === 'rate_limited' && html`
@@ -223,25 +204,22 @@ function SignUpForm({ state, onSignedIn, onPending, onBack }) {
   const [displayName, setDisplayName] = useState('');
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState(null);
+  const { error, fail, clear } = useFormError();
   const [busy, setBusy] = useState(false);
   const firstRef = useRef(null);
-  const n = useRef(0);
 
   useEffect(() => {
     if (firstRef.current) firstRef.current.focus();
   }, []);
 
-  const fail = (text) => setError({ text, n: ++n.current });
-
   const submit = async (e) => {
     e.preventDefault();
     if (busy) return;
     if (!username.trim()) return fail('Choose a username.');
-    if (!password) return fail('Choose a password.');
-    if (password !== confirm) return fail('The two passwords differ.');
+    const problem = pairProblem(password, confirm, 'Choose a password.');
+    if (problem) return fail(problem);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       const r = await authPost('signup', { username: username.trim(), displayName: displayName.trim(), password });
       if (r && r.pending) {
@@ -274,25 +252,13 @@ function SignUpForm({ state, onSignedIn, onPending, onBack }) {
       </header>
       <form class="card-body form-grid" id="signup-form" noValidate onSubmit=${submit}>
         ${state.insecure && html`<${InsecureNote} />`}
-        <div class="field">
-          <label class="field-label" for="signup-username">Username</label>
-          <input id="signup-username" ref=${firstRef} class="input" value=${username} required autocomplete="username"
-            autocapitalize="off" spellcheck="false" aria-describedby="signup-username-help"
-            onInput=${(e) => setUsername(e.currentTarget.value)} />
-          <p class="field-help" id="signup-username-help">Letters a–z, digits and . _ - — you sign in with it.</p>
-        </div>
-        <div class="field">
-          <label class="field-label" for="signup-display">Display name</label>
-          <input id="signup-display" class="input" value=${displayName} autocomplete="name" aria-describedby="signup-display-help"
-            onInput=${(e) => setDisplayName(e.currentTarget.value)} />
-          <p class="field-help" id="signup-display-help">How the app greets you; any name. Optional.</p>
-        </div>
-        <${PasswordField} id="signup-password" label="Password" value=${password} onInput=${setPassword}
-          autocomplete="new-password" help="At least 10 characters. A few unrelated words make a good one." />
-        <${PasswordField} id="signup-confirm" label="Repeat the password" value=${confirm} onInput=${setConfirm} autocomplete="new-password" />
-        <div class="auth-error" aria-live="assertive">
-          ${error && html`<p class="error-note" role="alert" id="signup-error" key=${error.n}>${error.text}</p>`}
-        </div>
+        <${Field} id="signup-username" inputRef=${firstRef} label="Username" value=${username} required autocomplete="username"
+          autocapitalize="off" spellcheck="false" onValue=${setUsername} hint="Letters a–z, digits and . _ - — you sign in with it." />
+        <${Field} id="signup-display" label="Display name" value=${displayName} autocomplete="name" onValue=${setDisplayName}
+          hint="How the app greets you; any name. Optional." />
+        <${PasswordPair} id="signup-password" confirmId="signup-confirm" toggle required value=${password} confirm=${confirm}
+          onValue=${setPassword} onConfirm=${setConfirm} hint="At least 10 characters. A few unrelated words make a good one." />
+        <${FormError} className="auth-error" error=${error} id="signup-error" />
         <button type="submit" class="btn btn-primary auth-submit" disabled=${busy}>${busy ? 'Creating…' : first ? 'Create administrator account' : 'Create account'}</button>
       </form>
       ${!first && html`

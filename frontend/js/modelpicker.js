@@ -5,6 +5,7 @@
 
 import { html, useState, useRef, useEffect, useMemo } from '../vendor/htm-preact/standalone.module.js';
 import { Popover, Avatar, Badges, Icon } from './ui.js';
+import { Field } from './fields.js';
 
 let pickerSeq = 0;
 
@@ -166,32 +167,22 @@ function inheritedHint(inherited, k) {
  * for; without, it says "Default".
  */
 export function ParamFields({ idPrefix, form, setForm, efforts, inherited = null }) {
-  const set = (k) => (e) => setForm({ ...form, [k]: e.currentTarget.value });
+  const set = (k) => (v) => setForm({ ...form, [k]: v });
   const effort = inherited && inherited.reasoning_effort;
+  const cap = (s) => s[0].toUpperCase() + s.slice(1);
+  const number = (id, label, k, min, max, step, inputmode) => html`
+    <${Field} id=${idPrefix + id} label=${label} type="number" min=${min} max=${max} step=${step} inputmode=${inputmode}
+      placeholder=${inheritedHint(inherited, k)} value=${form[k]} onValue=${set(k)} />`;
   return html`
     <div class="param-grid">
-      <div class="field">
-        <label class="field-label" for=${idPrefix + '-temp'}>Temperature</label>
-        <input id=${idPrefix + '-temp'} class="input" type="number" min="0" max="2" step="0.05" inputmode="decimal"
-          placeholder=${inheritedHint(inherited, 'temperature')} value=${form.temperature} onInput=${set('temperature')} />
-      </div>
-      <div class="field">
-        <label class="field-label" for=${idPrefix + '-topp'}>Top P</label>
-        <input id=${idPrefix + '-topp'} class="input" type="number" min="0" max="1" step="0.05" inputmode="decimal"
-          placeholder=${inheritedHint(inherited, 'top_p')} value=${form.top_p} onInput=${set('top_p')} />
-      </div>
-      <div class="field">
-        <label class="field-label" for=${idPrefix + '-max'}>Max tokens</label>
-        <input id=${idPrefix + '-max'} class="input" type="number" min="1" step="1" inputmode="numeric"
-          placeholder=${inheritedHint(inherited, 'max_tokens')} value=${form.max_tokens} onInput=${set('max_tokens')} />
-      </div>
-      <div class="field">
-        <label class="field-label" for=${idPrefix + '-effort'}>Reasoning effort</label>
-        <select id=${idPrefix + '-effort'} class="select" value=${form.reasoning_effort} onChange=${set('reasoning_effort')}>
-          <option value="" selected=${form.reasoning_effort === ''}>${effort ? `Model: ${effort[0].toUpperCase() + effort.slice(1)}` : inherited ? 'Server default' : 'Default'}</option>
-          ${efforts.map((e) => html`<option value=${e} selected=${form.reasoning_effort === e}>${e[0].toUpperCase() + e.slice(1)}</option>`)}
-        </select>
-      </div>
+      ${number('-temp', 'Temperature', 'temperature', '0', '2', '0.05', 'decimal')}
+      ${number('-topp', 'Top P', 'top_p', '0', '1', '0.05', 'decimal')}
+      ${number('-max', 'Max tokens', 'max_tokens', '1', undefined, '1', 'numeric')}
+      <${Field} id=${idPrefix + '-effort'} label="Reasoning effort" as="select" value=${form.reasoning_effort} onValue=${set('reasoning_effort')}
+        options=${[
+          { value: '', label: effort ? `Model: ${cap(effort)}` : inherited ? 'Server default' : 'Default' },
+          ...efforts.map((e) => ({ value: e, label: cap(e) })),
+        ]} />
     </div>`;
 }
 
@@ -250,12 +241,8 @@ export function ChatSettings({ chat, model = null, efforts, onSave, disabled }) 
         initialFocus="textarea">
         <form class="popover-form" onSubmit=${save}>
           <h2 class="popover-title">Chat settings</h2>
-          <div class="field">
-            <label class="field-label" for="chat-system-prompt">System prompt</label>
-            <textarea id="chat-system-prompt" class="input textarea" rows="4" value=${prompt}
-              placeholder=${promptHint(model)}
-              onInput=${(e) => setPrompt(e.currentTarget.value)}></textarea>
-          </div>
+          <${Field} id="chat-system-prompt" label="System prompt" as="textarea" rows="4" value=${prompt}
+            placeholder=${promptHint(model)} onValue=${setPrompt} />
           <${ParamFields} idPrefix="chat" form=${form} setForm=${setForm} efforts=${efforts}
             inherited=${model ? model.params || {} : null} />
           ${error && html`<p class="error-note" role="alert">${error}</p>`}

@@ -8,6 +8,7 @@ import { useStore, refreshConnections, refreshModels } from './store.js';
 import { hrefs, replaceRoute } from './router.js';
 import { confirmAction, toast, toastError, Icon } from './ui.js';
 import { formatWhen } from './format.js';
+import { Field, isWebAddress } from './fields.js';
 
 function testSummary(r) {
   if (!r) return '';
@@ -26,15 +27,6 @@ function refreshSummary(r) {
   if (r.added) parts.push(`${r.added} new`);
   if (r.missing) parts.push(`${r.missing} no longer offered`);
   return parts.join(', ') + '.';
-}
-
-function validUrl(s) {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 // ---------- Form ----------
@@ -73,7 +65,7 @@ export function ConnectionForm({ conn, onDone }) {
 
   const build = () => {
     if (!name.trim()) return { error: 'Give the connection a name.' };
-    if (!validUrl(baseUrl.trim())) return { error: 'The base URL must start with http:// or https://, like http://127.0.0.1:11434/v1.' };
+    if (!isWebAddress(baseUrl.trim())) return { error: 'The base URL must start with http:// or https://, like http://127.0.0.1:11434/v1.' };
     const input = { name: name.trim(), baseUrl: baseUrl.trim(), insecureTLS: insecure, enabled };
     if (clearKey) input.apiKey = '';
     else if (apiKey) input.apiKey = apiKey;
@@ -164,28 +156,16 @@ export function ConnectionForm({ conn, onDone }) {
         <h2 class="card-title" id=${idp + '-title'}>${editing ? `Edit “${conn.name}”` : 'Add a connection'}</h2>
       </header>
       <div class="card-body form-grid">
-        <div class="field">
-          <label class="field-label" for=${idp + '-name'}>Name</label>
-          <input id=${idp + '-name'} ref=${first} class="input" value=${name} required autocomplete="off"
-            placeholder="Ollama on this machine" onInput=${(e) => setName(e.currentTarget.value)} />
-        </div>
-        <div class="field">
-          <label class="field-label" for=${idp + '-url'}>Base URL</label>
-          <input id=${idp + '-url'} class="input mono" type="url" value=${baseUrl} required autocomplete="off" spellcheck="false"
-            placeholder="http://127.0.0.1:11434/v1" onInput=${(e) => setBaseUrl(e.currentTarget.value)} />
-        </div>
-        <div class="field">
-          <label class="field-label" for=${idp + '-key'}>API key</label>
-          <input id=${idp + '-key'} class="input mono" type="password" value=${apiKey} autocomplete="new-password" spellcheck="false"
-            placeholder=${editing && conn.apiKey ? conn.apiKey : 'None'} disabled=${clearKey}
-            aria-describedby=${idp + '-key-help'} onInput=${(e) => setApiKey(e.currentTarget.value)} />
-          <p class="field-help" id=${idp + '-key-help'}>
-            ${editing && conn.apiKey ? 'A key is stored. Leave this empty to keep it.' : 'Only if the server asks for one.'}
-          </p>
-          ${editing && conn.apiKey && html`
+        <${Field} id=${idp + '-name'} inputRef=${first} label="Name" value=${name} required autocomplete="off"
+          placeholder="Ollama on this machine" onValue=${setName} />
+        <${Field} id=${idp + '-url'} label="Base URL" inputClass="mono" type="url" value=${baseUrl} required autocomplete="off" spellcheck="false"
+          placeholder="http://127.0.0.1:11434/v1" onValue=${setBaseUrl} />
+        <${Field} id=${idp + '-key'} label="API key" inputClass="mono" type="password" value=${apiKey} autocomplete="new-password" spellcheck="false"
+          placeholder=${editing && conn.apiKey ? conn.apiKey : 'None'} disabled=${clearKey} onValue=${setApiKey}
+          hint=${editing && conn.apiKey ? 'A key is stored. Leave this empty to keep it.' : 'Only if the server asks for one.'}
+          after=${editing && conn.apiKey && html`
             <label class="check"><input type="checkbox" checked=${clearKey} onChange=${(e) => { setClearKey(e.currentTarget.checked); setApiKey(''); }} />
-              <span>Clear key</span></label>`}
-        </div>
+              <span>Clear key</span></label>`} />
 
         <fieldset class="fieldset">
           <legend class="field-label">Extra headers</legend>
@@ -210,15 +190,12 @@ export function ConnectionForm({ conn, onDone }) {
           </div>
         </fieldset>
 
-        <div class="field">
-          <label class="field-label" for=${idp + '-ca'}>Custom CA certificate (PEM)</label>
-          <textarea id=${idp + '-ca'} class="input textarea mono" rows="4" value=${caPem} spellcheck="false" disabled=${clearCA}
-            placeholder=${editing && conn.hasCA ? 'A certificate is stored. Paste a new one to replace it.' : '-----BEGIN CERTIFICATE-----'}
-            onInput=${(e) => setCaPem(e.currentTarget.value)}></textarea>
-          ${editing && conn.hasCA && html`
+        <${Field} id=${idp + '-ca'} label="Custom CA certificate (PEM)" as="textarea" inputClass="mono" rows="4" value=${caPem} spellcheck="false"
+          disabled=${clearCA} onValue=${setCaPem}
+          placeholder=${editing && conn.hasCA ? 'A certificate is stored. Paste a new one to replace it.' : '-----BEGIN CERTIFICATE-----'}
+          after=${editing && conn.hasCA && html`
             <label class="check"><input type="checkbox" checked=${clearCA} onChange=${(e) => { setClearCA(e.currentTarget.checked); setCaPem(''); }} />
-              <span>Remove the stored certificate</span></label>`}
-        </div>
+              <span>Remove the stored certificate</span></label>`} />
 
         <div class="field">
           <label class="check"><input type="checkbox" checked=${insecure} onChange=${(e) => setInsecure(e.currentTarget.checked)} />

@@ -6,10 +6,11 @@
 import { html, useState, useEffect, useRef, useCallback } from '../vendor/htm-preact/standalone.module.js';
 import { call, ApiError } from './transport.js';
 import { useStore, refreshModels, refreshConnections, loadEfforts } from './store.js';
-import { Avatar, Badges, Icon, Pager, toast, toastError } from './ui.js';
+import { CloseButton, Avatar, Badges, Icon, Pager, toast, toastError } from './ui.js';
 import { ParamFields, formFromParams, paramsFromForm } from './modelpicker.js';
 import { formatContext, formatNumber } from './format.js';
 import { ModelAccess } from './admin-access.js';
+import { Field, FilterBar } from './fields.js';
 
 const LIMIT = 50;
 
@@ -153,27 +154,18 @@ function ModelDetail({ model, efforts, onSaved, onImage, onClose }) {
             <p class="card-subtitle">${model.connectionName}</p>
           </div>
         </div>
-        <button type="button" class="btn btn-ghost btn-icon" aria-label="Close the details" title="Close" onClick=${onClose}>
-          <${Icon} name="close" />
-        </button>
+        <${CloseButton} label="Close the details" onClose=${onClose} />
       </header>
       <div class="card-body form-grid">
         ${model.missing && html`<p class="warning-note">This model is no longer offered by its connection.</p>`}
-        <div class="field">
-          <label class="field-label" for=${idp + '-name'}>Display name</label>
-          <input id=${idp + '-name'} class="input" value=${displayName} placeholder=${model.upstreamId}
-            onInput=${(e) => setDisplayName(e.currentTarget.value)} />
-        </div>
-        <div class="field">
-          <label class="field-label" for=${idp + '-desc'}>Description</label>
-          <textarea id=${idp + '-desc'} class="input textarea" rows="2" value=${description}
-            placeholder="One line shown in the model picker" onInput=${(e) => setDescription(e.currentTarget.value)}></textarea>
-        </div>
+        <${Field} id=${idp + '-name'} label="Display name" value=${displayName} placeholder=${model.upstreamId} onValue=${setDisplayName} />
+        <${Field} id=${idp + '-desc'} label="Description" as="textarea" rows="2" value=${description}
+          placeholder="One line shown in the model picker" onValue=${setDescription} />
         <div class="field">
           <span class="field-label" id=${idp + '-img'}>Image</span>
           <div class="avatar-tools" role="group" aria-labelledby=${idp + '-img'}>
             <input type="file" accept="image/png,image/jpeg,image/webp,image/gif" class="visually-hidden" ref=${fileRef}
-              id=${idp + '-file'} onChange=${upload} tabindex="-1" />
+              id=${idp + '-file'} aria-label="Image file" onChange=${upload} tabindex="-1" />
             <button type="button" class="btn btn-sm" disabled=${!!busy} onClick=${() => fileRef.current && fileRef.current.click()}>
               ${busy === 'avatar' ? 'Saving…' : 'Upload image'}
             </button>
@@ -188,21 +180,14 @@ function ModelDetail({ model, efforts, onSaved, onImage, onClose }) {
                 onChange=${(e) => setCaps({ ...caps, [k]: e.currentTarget.checked })} /><span>${label}</span></label>`)}
           </div>
         </fieldset>
-        <div class="field">
-          <label class="field-label" for=${idp + '-ctx'}>Context length (tokens)</label>
-          <input id=${idp + '-ctx'} class="input" type="number" min="0" step="1" inputmode="numeric" value=${ctx}
-            aria-describedby=${idp + '-ctx-help'} onInput=${(e) => setCtx(e.currentTarget.value)} />
-          <p class="field-help" id=${idp + '-ctx-help'}>${ctxShown ? `${ctxShown} (${formatNumber(Number(ctx))} tokens).` : 'Unknown. Enter 0 when you do not know it.'}</p>
-        </div>
+        <${Field} id=${idp + '-ctx'} label="Context length (tokens)" type="number" min="0" step="1" inputmode="numeric" value=${ctx}
+          onValue=${setCtx} hint=${ctxShown ? `${ctxShown} (${formatNumber(Number(ctx))} tokens).` : 'Unknown. Enter 0 when you do not know it.'} />
         <fieldset class="fieldset">
           <legend class="field-label">Defaults for new chats</legend>
           <${ParamFields} idPrefix=${idp} form=${form} setForm=${setForm} efforts=${efforts} />
         </fieldset>
-        <div class="field">
-          <label class="field-label" for=${idp + '-prompt'}>System prompt</label>
-          <textarea id=${idp + '-prompt'} class="input textarea" rows="4" value=${prompt}
-            placeholder="Used when a chat has none of its own" onInput=${(e) => setPrompt(e.currentTarget.value)}></textarea>
-        </div>
+        <${Field} id=${idp + '-prompt'} label="System prompt" as="textarea" rows="4" value=${prompt}
+          placeholder="Used when a chat has none of its own" onValue=${setPrompt} />
         ${error && html`<p class="error-note" role="alert">${error}</p>`}
       </div>
       <div class="card-actions">
@@ -320,28 +305,17 @@ export function ModelsSettings() {
       </div>
       <div class=${'models-layout' + (selected ? ' has-detail' : '')}>
         <div class="models-list-pane">
-          <div class="filters" role="search">
-            <div class="field grow">
-              <label class="field-label" for="models-query">Search models</label>
-              <input id="models-query" class="input" type="search" value=${query} placeholder="Name, id or description"
-                onInput=${(e) => { setQuery(e.currentTarget.value); setOffset(0); }} />
-            </div>
-            <div class="field">
-              <label class="field-label" for="models-conn">Connection</label>
-              <select id="models-conn" class="select" value=${connectionId} onChange=${(e) => { setConnectionId(e.currentTarget.value); setOffset(0); }}>
-                <option value="" selected=${connectionId === ''}>All connections</option>
-                ${conns.map((c) => html`<option value=${String(c.id)} selected=${connectionId === String(c.id)}>${c.name}</option>`)}
-              </select>
-            </div>
-            <div class="field">
-              <label class="field-label" for="models-enabled">Show</label>
-              <select id="models-enabled" class="select" value=${enabledOnly ? 'enabled' : 'all'}
-                onChange=${(e) => { setEnabledOnly(e.currentTarget.value === 'enabled'); setOffset(0); }}>
-                <option value="all" selected=${!enabledOnly}>All models</option>
-                <option value="enabled" selected=${enabledOnly}>Enabled only</option>
-              </select>
-            </div>
-          </div>
+          <${FilterBar}
+            search=${{ id: 'models-query', label: 'Search models', placeholder: 'Name, id or description', value: query,
+              onValue: (v) => { setQuery(v); setOffset(0); } }}
+            filters=${[
+              { id: 'models-conn', label: 'Connection', value: connectionId,
+                options: [{ value: '', label: 'All connections' }, ...conns.map((c) => ({ value: String(c.id), label: c.name }))],
+                onValue: (v) => { setConnectionId(v); setOffset(0); } },
+              { id: 'models-enabled', label: 'Show', value: enabledOnly ? 'enabled' : 'all',
+                options: [{ value: 'all', label: 'All models' }, { value: 'enabled', label: 'Enabled only' }],
+                onValue: (v) => { setEnabledOnly(v === 'enabled'); setOffset(0); } },
+            ]} />
           ${error && html`<p class="error-note" role="alert">${error.message}</p>`}
           ${!data && !error ? html`<p class="loading-line" role="status">Counting the models…</p>` : null}
           ${data && data.items.length === 0 && html`

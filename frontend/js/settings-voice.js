@@ -14,16 +14,8 @@ import { html, useState, useEffect } from '../vendor/htm-preact/standalone.modul
 import { call, isDesktop } from './transport.js';
 import { useMe } from './account.js';
 import { toast } from './ui.js';
+import { Field, FormError, isWebAddress, useFormError } from './fields.js';
 import { audioStatus, readAloud, stopReading } from './voice.js';
-
-function validUrl(s) {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
 
 /** draftOf is the editable form of a scope's settings. */
 function draftOf(s) {
@@ -40,7 +32,7 @@ function draftOf(s) {
  */
 function inputOf(d, saved) {
   for (const [url, what] of [[d.sttUrl, 'speech-to-text'], [d.ttsUrl, 'text-to-speech']]) {
-    if (url.trim() && !validUrl(url.trim())) {
+    if (url.trim() && !isWebAddress(url.trim())) {
       return { error: `The ${what} address must start with http:// or https://, like http://192.168.1.20:8000/v1.` };
     }
   }
@@ -79,43 +71,29 @@ function EndpointFields({ idp, kind, legend, help, draft, saved, set, urlPlaceho
     <fieldset class="fieldset" id=${`${idp}-${kind}`}>
       <legend class="field-label">${legend}</legend>
       ${help ? html`<p class="field-help">${help}</p>` : null}
-      <div class="field">
-        <label class="field-label" for=${id('url')}>Base URL</label>
-        <input id=${id('url')} class="input mono" type="url" value=${draft[f('Url')]} autocomplete="off" spellcheck="false"
-          placeholder=${urlPlaceholder} onInput=${(e) => set({ [f('Url')]: e.currentTarget.value })} />
-      </div>
-      <div class="field">
-        <label class="field-label" for=${id('model')}>Model</label>
-        <input id=${id('model')} class="input mono field-narrow" value=${draft[f('Model')]} autocomplete="off" spellcheck="false"
-          placeholder=${modelPlaceholder} onInput=${(e) => set({ [f('Model')]: e.currentTarget.value })} />
-      </div>
-      <div class="field">
-        <label class="field-label" for=${id('key')}>API key</label>
-        <input id=${id('key')} class="input mono field-narrow" type="password" value=${draft[f('Key')]} autocomplete="new-password"
-          spellcheck="false" placeholder=${stored || 'None'} disabled=${draft[f('Clear')]} aria-describedby=${id('key-help')}
-          onInput=${(e) => set({ [f('Key')]: e.currentTarget.value })} />
-        <p class="field-help" id=${id('key-help')}>
-          ${stored ? `A key is stored (${stored}). Leave this blank to keep it.` : 'Only if the server asks for one.'}
-        </p>
-        ${stored && html`
+      <${Field} id=${id('url')} label="Base URL" inputClass="mono" type="url" value=${draft[f('Url')]} autocomplete="off" spellcheck="false"
+        placeholder=${urlPlaceholder} onValue=${(v) => set({ [f('Url')]: v })} />
+      <${Field} id=${id('model')} label="Model" inputClass="mono field-narrow" value=${draft[f('Model')]} autocomplete="off" spellcheck="false"
+        placeholder=${modelPlaceholder} onValue=${(v) => set({ [f('Model')]: v })} />
+      <${Field} id=${id('key')} label="API key" inputClass="mono field-narrow" type="password" value=${draft[f('Key')]} autocomplete="new-password"
+        spellcheck="false" placeholder=${stored || 'None'} disabled=${draft[f('Clear')]} onValue=${(v) => set({ [f('Key')]: v })}
+        hint=${stored ? `A key is stored (${stored}). Leave this blank to keep it.` : 'Only if the server asks for one.'}
+        after=${stored && html`
           <label class="check"><input type="checkbox" id=${id('clear')} checked=${draft[f('Clear')]}
             onChange=${(e) => set({ [f('Clear')]: e.currentTarget.checked, [f('Key')]: '' })} />
-            <span>Clear key</span></label>`}
-      </div>
+            <span>Clear key</span></label>`} />
       ${children}
     </fieldset>`;
 }
 
-/** VoiceSelect picks one of voices; '' is the default, labelled by defaultLabel. */
-function VoiceSelect({ id, value, voices, defaultLabel, disabled, onChange, describedBy }) {
+/** voiceOptions are a voice select's options; '' is the default, labelled by defaultLabel. */
+function voiceOptions(voices, value, defaultLabel) {
   const list = Array.isArray(voices) ? voices : [];
-  return html`
-    <select id=${id} class="select field-narrow" value=${value} disabled=${disabled} aria-describedby=${describedBy}
-      onChange=${(e) => onChange(e.currentTarget.value)}>
-      <option value="" selected=${value === ''}>${defaultLabel}</option>
-      ${value && !list.includes(value) ? html`<option value=${value} selected>${value}</option>` : null}
-      ${list.map((v) => html`<option value=${v} key=${v} selected=${v === value}>${v}</option>`)}
-    </select>`;
+  return [
+    { value: '', label: defaultLabel },
+    ...(value && !list.includes(value) ? [{ value, label: value }] : []),
+    ...list.map((v) => ({ value: v, label: v })),
+  ];
 }
 
 function useVoices() {
@@ -133,8 +111,7 @@ function InstanceCard({ onSaved }) {
   const [names, setNames] = useState('');
   const [voices, loadVoices] = useVoices();
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const [n, setN] = useState(0);
+  const { error, fail, clear } = useFormError();
 
   const apply = (s) => {
     setSaved(s);
@@ -143,7 +120,7 @@ function InstanceCard({ onSaved }) {
     setNames((s.voices || []).join(', '));
   };
   useEffect(() => {
-    call('Audio.Settings').then(apply, (err) => setError({ text: err.message, n: 0 }));
+    call('Audio.Settings').then(apply, (err) => fail(err.message));
     loadVoices();
   }, []);
 
@@ -152,22 +129,20 @@ function InstanceCard({ onSaved }) {
     e.preventDefault();
     const b = inputOf(draft, saved);
     if (b.error) {
-      setError({ text: b.error, n: n + 1 });
-      setN(n + 1);
+      fail(b.error);
       return;
     }
     b.input.ttsVoice = voice;
     b.input.voices = names.split(/[,\n]/).map((s) => s.trim()).filter(Boolean);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       apply(await call('Audio.SetSettings', b.input));
       toast('Voice servers saved.');
       loadVoices();
       onSaved();
     } catch (err) {
-      setError({ text: err.message, n: n + 1 });
-      setN(n + 1);
+      fail(err.message);
     }
     setBusy(false);
   };
@@ -192,21 +167,14 @@ function InstanceCard({ onSaved }) {
         <${EndpointFields} idp="voice-instance" kind="tts" legend="Text to speech" draft=${draft} saved=${saved} set=${set}
           help="Reading replies aloud. Leave the address empty to turn it off."
           urlPlaceholder="http://192.168.1.20:8880/v1" modelPlaceholder="tts-1">
-          <div class="field">
-            <label class="field-label" for="voice-instance-voice">Default voice</label>
-            <${VoiceSelect} id="voice-instance-voice" value=${voice} voices=${voices} defaultLabel="Not set (the server’s first voice)"
-              disabled=${voices === null} onChange=${setVoice} describedBy="voice-instance-voice-help" />
-            <p class="field-help" id="voice-instance-voice-help">Everyone gets this voice unless they choose another. The list comes from the server when it offers one; save a new address to see its voices.</p>
-          </div>
-          <div class="field">
-            <label class="field-label" for="voice-instance-names">Voice names</label>
-            <input id="voice-instance-names" class="input mono" value=${names} autocomplete="off" spellcheck="false"
-              placeholder="af_bella, am_adam" aria-describedby="voice-instance-names-help"
-              onInput=${(e) => setNames(e.currentTarget.value)} />
-            <p class="field-help" id="voice-instance-names-help">Only needed when the server cannot list its voices; separate them with commas.</p>
-          </div>
+          <${Field} id="voice-instance-voice" label="Default voice" as="select" inputClass="field-narrow" value=${voice}
+            options=${voiceOptions(voices, voice, 'Not set (the server’s first voice)')} disabled=${voices === null} onValue=${setVoice}
+            hint="Everyone gets this voice unless they choose another. The list comes from the server when it offers one; save a new address to see its voices." />
+          <${Field} id="voice-instance-names" label="Voice names" inputClass="mono" value=${names} autocomplete="off" spellcheck="false"
+            placeholder="af_bella, am_adam" onValue=${setNames}
+            hint="Only needed when the server cannot list its voices; separate them with commas." />
         <//>
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="voice-instance-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="voice-instance-error" />
       </div>
       <div class="card-actions">
         <span class="spacer"></span>
@@ -248,18 +216,13 @@ function MyVoiceCard({ mine, status, voices, onSave }) {
             <p class="empty-state-title">The halls are silent.</p>
             <p>No text-to-speech server is set up, so replies cannot be read aloud yet.</p>
           </div>`}
-        <div class="field">
-          <label class="field-label" for="voice-mine-voice">Voice</label>
-          <div class="inline-row">
-            <${VoiceSelect} id="voice-mine-voice" value=${mine.ttsVoice || ''} voices=${voices} defaultLabel=${def}
-              disabled=${voices === null || !!busy} describedBy="voice-mine-voice-help"
-              onChange=${(v) => save('voice', { ttsVoice: v }, v ? `Voice set to ${v}.` : 'Using the default voice.')} />
-            ${tts && html`
-              <button type="button" class="btn" id="voice-sample" disabled=${!!busy}
-                onClick=${() => { stopReading(); readAloud('Hello! This is how replies will sound.', 'voice-sample'); }}>Hear it</button>`}
-          </div>
-          <p class="field-help" id="voice-mine-voice-help">Saved as soon as you choose.</p>
-        </div>
+        <${Field} id="voice-mine-voice" label="Voice" as="select" inputClass="field-narrow" value=${mine.ttsVoice || ''}
+          options=${voiceOptions(voices, mine.ttsVoice || '', def)} disabled=${voices === null || !!busy}
+          onValue=${(v) => save('voice', { ttsVoice: v }, v ? `Voice set to ${v}.` : 'Using the default voice.')}
+          beside=${tts && html`
+            <button type="button" class="btn" id="voice-sample" disabled=${!!busy}
+              onClick=${() => { stopReading(); readAloud('Hello! This is how replies will sound.', 'voice-sample'); }}>Hear it</button>`}
+          hint="Saved as soon as you choose." />
         <label class="switch-row">
           <span class="switch">
             <input type="checkbox" id="voice-auto-read" checked=${!!mine.autoRead} disabled=${!!busy}
@@ -277,19 +240,14 @@ function MyVoiceCard({ mine, status, voices, onSave }) {
 function MyServersCard({ mine, onSave }) {
   const [draft, setDraft] = useState(draftOf(mine));
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const [n, setN] = useState(0);
+  const { error, fail, clear } = useFormError();
   const set = (patch) => setDraft((d) => ({ ...d, ...patch }));
-  const fail = (text) => {
-    setError({ text, n: n + 1 });
-    setN(n + 1);
-  };
   const save = async (e) => {
     e.preventDefault();
     const b = inputOf(draft, mine);
     if (b.error) return fail(b.error);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       const m = await onSave({ ...b.input, autoRead: !!mine.autoRead });
       setDraft(draftOf(m));
@@ -313,11 +271,11 @@ function MyServersCard({ mine, onSave }) {
           urlPlaceholder="https://api.openai.com/v1" modelPlaceholder="whisper-1" />
         <${EndpointFields} idp="voice-servers" kind="tts" legend="Text to speech" draft=${draft} saved=${mine} set=${set}
           urlPlaceholder="https://api.openai.com/v1" modelPlaceholder="tts-1" />
-        <div aria-live="assertive">${error && html`<p class="error-note" role="alert" id="voice-servers-error" key=${error.n}>${error.text}</p>`}</div>
+        <${FormError} error=${error} id="voice-servers-error" />
       </div>
       <div class="card-actions">
         <span class="spacer"></span>
-        <button type="button" class="btn" disabled=${busy} onClick=${() => { setDraft(draftOf(mine)); setError(null); }}>Undo changes</button>
+        <button type="button" class="btn" disabled=${busy} onClick=${() => { setDraft(draftOf(mine)); clear(); }}>Undo changes</button>
         <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? 'Saving…' : 'Save'}</button>
       </div>
     </form>`;

@@ -7,6 +7,7 @@
 import { html, useState, useEffect } from '../vendor/htm-preact/standalone.module.js';
 import { call, on } from './transport.js';
 import { loadMe } from './account.js';
+import { PasswordPair, pairProblem } from './fields.js';
 
 export function SharingSettings() {
   const [st, setSt] = useState(null);
@@ -34,8 +35,8 @@ export function SharingSettings() {
     if (e) e.preventDefault();
     run(async () => {
       if (st && st.needsPassword) {
-        if (!pw) throw new Error('Choose a password first.');
-        if (pw !== pw2) throw new Error('The two passwords differ.');
+        const problem = pairProblem(pw, pw2, 'Choose a password first.');
+        if (problem) throw new Error(problem);
         await call('Account.ChangePassword', '', pw);
         setPw('');
         setPw2('');
@@ -71,16 +72,8 @@ export function SharingSettings() {
         ${st.available && !st.on && st.needsPassword && html`
           <form id="sharing-password" class="settings-stack" onSubmit=${start} noValidate>
             <p>Choose the password you will sign in with from other devices.</p>
-            <div class="field">
-              <label class="field-label" for="sharing-pw">Password</label>
-              <input id="sharing-pw" class="input field-narrow" type="password" autocomplete="new-password" value=${pw}
-                onInput=${(e) => setPw(e.currentTarget.value)} />
-            </div>
-            <div class="field">
-              <label class="field-label" for="sharing-pw2">Repeat the password</label>
-              <input id="sharing-pw2" class="input field-narrow" type="password" autocomplete="new-password" value=${pw2}
-                onInput=${(e) => setPw2(e.currentTarget.value)} />
-            </div>
+            <${PasswordPair} id="sharing-pw" confirmId="sharing-pw2" inputClass="field-narrow" value=${pw} confirm=${pw2}
+              onValue=${setPw} onConfirm=${setPw2} />
             <div class="card-actions">
               <button type="submit" class="btn btn-primary" id="sharing-start" disabled=${busy}>Set password and share</button>
             </div>

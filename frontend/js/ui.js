@@ -4,6 +4,7 @@
 
 import { html, useState, useEffect, useLayoutEffect, useRef, useCallback } from '../vendor/htm-preact/standalone.module.js';
 import { formatContext, monogram } from './format.js';
+import { Field } from './fields.js';
 
 // ---------- Icons ----------
 
@@ -261,18 +262,9 @@ function DialogView({ spec, onDone }) {
         <h2 id="dialog-title" class="dialog-title">${spec.title}</h2>
         ${spec.kind === 'confirm' && spec.body ? html`<p class="dialog-body">${spec.body}</p>` : null}
         ${spec.kind === 'ask' && html`
-          <div class="field">
-            <label class="field-label" for="dialog-field">${spec.label}</label>
-            <input id="dialog-field" class="input" value=${value} placeholder=${spec.placeholder}
-              onInput=${(e) => setValue(e.currentTarget.value)} autocomplete="off" />
-          </div>`}
+          <${Field} id="dialog-field" label=${spec.label} value=${value} placeholder=${spec.placeholder} onValue=${setValue} autocomplete="off" />`}
         ${spec.kind === 'choose' && html`
-          <div class="field">
-            <label class="field-label" for="dialog-field">${spec.label}</label>
-            <select id="dialog-field" class="select" value=${value} onChange=${(e) => setValue(e.currentTarget.value)}>
-              ${spec.options.map((o) => html`<option value=${o.value} selected=${o.value === value}>${o.label}</option>`)}
-            </select>
-          </div>`}
+          <${Field} id="dialog-field" label=${spec.label} as="select" value=${value} options=${spec.options} onValue=${setValue} />`}
         <div class="dialog-actions">
           <button type="button" class="btn" onClick=${() => finish(spec.kind === 'confirm' ? false : null)}>Cancel</button>
           <button type="submit" class=${'btn ' + (spec.danger ? 'btn-danger' : 'btn-primary')}>${spec.confirmLabel}</button>
@@ -434,6 +426,14 @@ export function useDebounced(fn, ms) {
     clearTimeout(timer.current);
     timer.current = setTimeout(() => latest.current(...args), ms);
   }, [ms]);
+}
+
+/** CloseButton closes a details pane; label says what it closes ("Close the details"). */
+export function CloseButton({ label, onClose }) {
+  return html`
+    <button type="button" class="btn btn-ghost btn-icon" aria-label=${label} title="Close" onClick=${onClose}>
+      <${Icon} name="close" />
+    </button>`;
 }
 
 export function ErrorNote({ error }) {

@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestChatSidePanelSlot: the chat screen has a place for a panel beside
+// it (a terminal, the library): ChatView's side is drawn in an aside to
+// the right of the chat's column, at the chat's full height, and without
+// one the chat is drawn alone, as the app does today.
+func TestChatSidePanelSlot(t *testing.T) {
+	a := serveChatApp(t)
+	a.open(t, "")
+	if a.bool(`!!document.querySelector('.chat-with-side, .chat-side')`) {
+		t.Fatal("the chat screen has a side panel while none was given")
+	}
+	if !a.bool(`document.querySelector('.main-chat > .chat-view') !== null`) {
+		t.Fatal("the chat view is not the main column's own child")
+	}
+	// A second chat screen, with a side panel, in a box the size of the
+	// main column.
+	a.await(`Promise.all([import('./vendor/htm-preact/standalone.module.js'), import('./js/chat.js')]).then(([p, c]) => {
+		const box = document.createElement('div');
+		box.id = 'side-test';
+		box.className = 'main-chat';
+		document.body.append(box);
+		p.render(p.h(c.ChatView, {side: p.h('p', {id: 'side-probe'}, 'Side')}), box);
+		return 'drawn';
+	})`)
+	a.waitJS(`!!document.querySelector('#side-test .chat-with-side > aside.chat-side > #side-probe')`)
+	a.waitJS(`!!document.querySelector('#side-test .chat-with-side > .chat-view .chat-composer')`)
+	var g struct {
+		Chat, Side struct{ Left, Right, Top, Bottom float64 }
+	}
+	raw := a.str(`(() => {
+		const r = (e) => { const b = e.getBoundingClientRect(); return {Left: b.left, Right: b.right, Top: b.top, Bottom: b.bottom}; };
+		return JSON.stringify({Chat: r(document.querySelector('#side-test .chat-view')), Side: r(document.querySelector('#side-test .chat-side'))});
+	})()`)
+	if err := json.Unmarshal([]byte(raw), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.Side.Left < g.Chat.Right-1 || g.Side.Right <= g.Side.Left {
+		t.Errorf("the side panel is not right of the chat: chat %+v, side %+v", g.Chat, g.Side)
+	}
+	if g.Side.Top != g.Chat.Top || g.Side.Bottom != g.Chat.Bottom {
+		t.Errorf("the side panel is not as high as the chat: chat %+v, side %+v", g.Chat, g.Side)
+	}
+	a.shot("side")
+	a.await(`import('./vendor/htm-preact/standalone.module.js').then((p) => { p.render(null, document.querySelector('#side-test')); return 'gone'; })`)
+	a.pe.check(t)
+}
