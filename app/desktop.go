@@ -285,30 +285,16 @@ func (d *desktop) publishSharing(ctx context.Context, open bool) {
 }
 
 // forwardEvents is the Wails sink of the event bus: the owner's events go
-// to the window as one Wails event. If the window falls so far behind that
-// the bus drops it, it resubscribes and tells the frontend to reload state.
+// to the window as one Wails event. A window that falls behind loses only
+// the backlog of the topic that overflowed, and gets a resync event in its
+// place (events.Sub), on which the frontend reloads what it shows.
 func (d *desktop) forwardEvents(wctx context.Context) {
-	owner := d.core.Owner.ID
-	for {
-		sub := d.core.Bus.Subscribe(owner, 1024)
-		d.mu.Lock()
-		d.sub = sub
-		done := d.done
-		d.mu.Unlock()
-		for ev := range sub.C() {
-			wruntime.EventsEmit(wctx, eventName, events.Envelope{Topic: ev.Topic, Data: ev.Data})
-		}
-		select {
-		case <-done:
-			return
-		default:
-		}
-		if sub.Dropped() {
-			d.log.Warn("window fell behind on events; resynchronising")
-			wruntime.EventsEmit(wctx, eventName, events.Envelope{Topic: "resync"})
-			continue
-		}
-		return
+	sub := d.core.Bus.Subscribe(d.core.Owner.ID, 1024)
+	d.mu.Lock()
+	d.sub = sub
+	d.mu.Unlock()
+	for ev := range sub.C() {
+		wruntime.EventsEmit(wctx, eventName, events.Envelope{Topic: ev.Topic, Data: ev.Data})
 	}
 }
 

@@ -876,8 +876,8 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 				}
 			}
 		}
-		if subB.Dropped() {
-			t.Fatal("B's subscription was dropped; cannot tell what B received")
+		if subB.Overflows() > 0 {
+			t.Fatal("B's subscription fell behind; cannot tell what B received")
 		}
 		for _, ev := range drain(subB) {
 			b, _ := json.Marshal(ev.Data)

@@ -78,10 +78,12 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 			}
 		case ev, ok := <-sub.C():
 			if !ok {
-				// Dropped for falling behind: end the stream; EventSource
-				// reconnects and the frontend reloads what it shows.
-				h.opt.Log.Info("event follower dropped", "user", caller.UserID)
-				why = "dropped"
+				// Closed under us (the bus is not shared with anyone who
+				// would, today): end the stream; EventSource reconnects
+				// and the frontend reloads what it shows. A follower that
+				// falls behind is not closed: it gets a resync in place of
+				// the topic's lost events (events.Sub).
+				why = "closed"
 				return
 			}
 			frame, err := Frame(events.Envelope{Topic: ev.Topic, Data: ev.Data})
