@@ -17,8 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/apperr"
-	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"

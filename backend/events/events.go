@@ -66,7 +66,7 @@ type Sub struct {
 	c      chan Event
 
 	mu        sync.Mutex
-	pending   []queued       // publish order, once the channel was full
+	pending   []queued // publish order, once the channel was full
 	nextSeq   uint64
 	perTopic  map[string]int // pending events per topic (markers not counted)
 	marked    map[string]bool
