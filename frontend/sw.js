@@ -14,7 +14,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v6';
+const VERSION = 'v7';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -22,7 +22,24 @@ const SHELL = [
   '/',
   OFFLINE,
   '/css/tokens.css',
-  '/css/app.css',
+  '/css/base.css',
+  '/css/controls.css',
+  '/css/cards.css',
+  '/css/lost.css',
+  '/css/layout.css',
+  '/css/overlays.css',
+  '/css/sidebar.css',
+  '/css/chat.css',
+  '/css/messages.css',
+  '/css/markdown.css',
+  '/css/composer.css',
+  '/css/picker.css',
+  '/css/pages.css',
+  '/css/settings.css',
+  '/css/auth.css',
+  '/css/account.css',
+  '/css/admin.css',
+  '/css/quick.css',
   '/css/highlight.css',
   '/vendor/htm-preact/standalone.module.js',
   '/vendor/katex/katex.min.css',
