@@ -104,3 +104,99 @@ func ExampleFS() {
 	fmt.Println(err == nil)
 	// Output: true
 }
+
+// colourProps are the properties whose colours must be tokens.
+var colourProps = regexp.MustCompile(`^(color|background(-color)?|border(-(top|right|bottom|left))?(-color)?|outline(-color)?|fill|stroke|(box|text)-shadow|accent-color|caret-color|text-decoration-color)$`)
+
+// sizeProps are the spaces, radii, borders, widths and heights.
+var sizeProps = regexp.MustCompile(`^(padding|margin|gap|row-gap|column-gap|inset|top|right|bottom|left|(min-|max-)?(width|height)|font-size|border(-(top|right|bottom|left))?(-width)?|border(-(top|bottom)-(left|right))?-radius|outline(-width|-offset)?)(-(top|right|bottom|left|block|inline)(-start|-end)?)?$`)
+
+var (
+	literalColour = regexp.MustCompile(`#[0-9a-fA-F]{3,8}\b|\b(rgba?|hsla?|hwb|lab|lch|oklab|oklch|color-mix)\(`)
+	literalLength = regexp.MustCompile(`(^|[^\w.-])(\d*\.?\d+)(px|em|rem|ex|ch|pt|pc|cm|mm|in|q)\b`)
+	colourWord    = regexp.MustCompile(`[a-zA-Z][\w-]*`)
+	ruleBlock     = regexp.MustCompile(`([^{}]*)\{([^{}]*)\}`)
+	cssComment    = regexp.MustCompile(`(?s)/\*.*?\*/`)
+)
+
+// notColours are the words a colour property may hold besides tokens.
+var notColours = map[string]bool{"transparent": true, "currentcolor": true, "inherit": true, "none": true,
+	"solid": true, "dashed": true, "dotted": true, "inset": true, "calc": true, "min": true, "max": true}
+
+// withoutVars drops every var(…), fallbacks included.
+func withoutVars(v string) string {
+	for {
+		i := strings.Index(v, "var(")
+		if i < 0 {
+			return v
+		}
+		depth, j := 0, i+3
+		for ; j < len(v); j++ {
+			if v[j] == '(' {
+				depth++
+			} else if v[j] == ')' {
+				depth--
+				if depth == 0 {
+					break
+				}
+			}
+		}
+		v = v[:i] + v[min(j+1, len(v)):]
+	}
+}
+
+// TestStylesheetsUseTokens: in every stylesheet but tokens.css, colours,
+// spaces, radii, borders and control heights are variables from
+// tokens.css; the literals left are 0, percentages, viewport units and
+// unitless numbers. .visually-hidden keeps its 1px: it is the standard
+// way to hide a label from the eye only.
+func TestStylesheetsUseTokens(t *testing.T) {
+	files, err := fs.Glob(FS(), "css/*.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		if f == "css/tokens.css" {
+			continue
+		}
+		b, err := fs.ReadFile(FS(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ruleBlock.FindAllStringSubmatch(cssComment.ReplaceAllString(string(b), ""), -1) {
+			sel := strings.TrimSpace(m[1])
+			if strings.HasPrefix(sel, "@") || strings.HasSuffix(sel, "%") {
+				continue // keyframe steps and empty at-rules hold no layout values
+			}
+			for _, d := range strings.Split(m[2], ";") {
+				prop, val, ok := strings.Cut(d, ":")
+				if !ok {
+					continue
+				}
+				prop, val = strings.TrimSpace(prop), strings.TrimSpace(val)
+				checked++
+				if literalColour.MatchString(val) {
+					t.Errorf("%s: %s { %s: %s }: a colour that is not a token", f, sel, prop, val)
+				}
+				if colourProps.MatchString(prop) {
+					for _, w := range colourWord.FindAllString(literalColour.ReplaceAllString(withoutVars(val), ""), -1) {
+						if !notColours[strings.ToLower(w)] {
+							t.Errorf("%s: %s { %s: %s }: %q is not a token", f, sel, prop, val, w)
+						}
+					}
+				}
+				if sizeProps.MatchString(prop) && sel != ".visually-hidden" {
+					for _, l := range literalLength.FindAllStringSubmatch(withoutVars(val), -1) {
+						if n, _ := strconv.ParseFloat(l[2], 64); n != 0 {
+							t.Errorf("%s: %s { %s: %s }: %s%s is not a token", f, sel, prop, val, l[2], l[3])
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("checked only %d declarations; has the stylesheets' structure changed?", checked)
+	}
+}

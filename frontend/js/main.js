@@ -29,7 +29,7 @@ const THEMES = [
   { value: 'shire', label: 'Shire (light)' },
 ];
 const THEME_KEY = 'lembas.theme';
-const NARROW = '(max-width: 45em)'; // keep in step with app.css
+const NARROW = '(max-width: 45em)'; // keep in step with the @media rules in css/
 
 // ---------- Global listeners ----------
 

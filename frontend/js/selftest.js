@@ -229,6 +229,11 @@ export async function run(info) {
     // Files go through the same http.Handler in both modes.
     const css = await fetch('css/tokens.css');
     await report('asset', css.ok, css.status);
+    // Every stylesheet the page links (one per area, css/*.css) arrived.
+    const links = [...document.querySelectorAll('link[rel=stylesheet]')];
+    const loaded = (l) => { try { return l.sheet.cssRules.length > 0; } catch { return false; } }; // a failed load throws
+    const unstyled = links.filter((l) => !loaded(l)).map((l) => l.getAttribute('href'));
+    await report('styles', links.length > 0 && unstyled.length === 0, unstyled.length > 0 ? 'missing ' + unstyled.join(' ') : `${links.length} stylesheets`);
     const api = await fetch('/api/App.Info', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[]' });
     const body = api.ok ? await api.json() : {};
     await report('handler-api', body.dataDir === info.dataDir, api.status);

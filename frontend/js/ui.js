@@ -326,7 +326,7 @@ const KEEP_CLEAR = ['.chat-composer', '.jump-latest', '.shell.is-sidebar-open .s
 // above the composer (or the bottom of the window when there is none), so
 // that they cover the transcript or the page, which scroll, and never the
 // composer's buttons, the sidebar's account chip or the top bar. The
-// values go to CSS variables that app.css positions the host with.
+// values go to CSS variables that overlays.css positions the host with.
 function placeToasts(el, last) {
   const main = document.getElementById('main');
   if (!main) return;

@@ -61,7 +61,7 @@ func TestDesktopApp(t *testing.T) {
 		}
 		for _, step := range []string{"transport bridge for mode desktop", "rendered", "event", "panic internal", "after-panic",
 			// A native route that panics, through the asset server.
-			"route-panic 500 internal", "after-route-panic 200", "asset", "handler-api", "chat Streamed into the desktop window.",
+			"route-panic 500 internal", "after-route-panic 200", "asset", "styles", "handler-api", "chat Streamed into the desktop window.",
 			// A PNG attached through the composer's file input: uploaded with
 			// POST /api/files through the asset server, sent, and served back.
 			"attach-upload selftest.png", "attach-sent chip selftest.png thumb 64x48", "attach-get 200 image/png 64x48",

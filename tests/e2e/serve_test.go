@@ -214,7 +214,7 @@ func TestSelfTestOverHTTP(t *testing.T) {
 	if fails := harness.Lines(out, "selftest FAIL"); len(fails) > 0 {
 		t.Errorf("self-test failures:\n%s", strings.Join(fails, "\n"))
 	}
-	for _, step := range []string{"transport http for mode serve", "rendered", "event", "panic internal", "after-panic", "route-panic 500 internal", "after-route-panic 200", "asset", "handler-api", "done"} {
+	for _, step := range []string{"transport http for mode serve", "rendered", "event", "panic internal", "after-panic", "route-panic 500 internal", "after-route-panic 200", "asset", "styles", "handler-api", "done"} {
 		if !strings.Contains(out, "selftest PASS "+step) {
 			t.Errorf("step %q did not pass:\n%s", step, out)
 		}
