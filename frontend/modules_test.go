@@ -62,12 +62,12 @@ func TestAppModuleGraph(t *testing.T) {
 	if len(graph) < 30 {
 		t.Errorf("only %d modules: %q", len(graph), graph)
 	}
-	for _, p := range []string{"vendor/htm-preact/standalone.module.js", "js/transport.js", "js/chat.js"} {
+	for _, p := range []string{"vendor/htm-preact/standalone.module.js", "js/core/transport.js", "js/chat/chat.js"} {
 		if !slices.Contains(graph, p) {
 			t.Errorf("%s missing from the graph", p)
 		}
 	}
-	for _, p := range []string{"js/selftest.js", "js/benchdrive.js", "vendor/katex/katex.mjs", "js/events-worker.js"} {
+	for _, p := range []string{"js/dev/selftest.js", "js/dev/benchdrive.js", "vendor/katex/katex.mjs", "js/core/events-worker.js"} {
 		if slices.Contains(graph, p) {
 			t.Errorf("%s is loaded lazily, not by static import", p)
 		}

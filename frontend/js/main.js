@@ -6,23 +6,23 @@
 // The only HTML from the server goes through html.js.
 
 import { html, render, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
-import { call, on, openExternal, isDesktop, connection, onConnection } from './transport.js';
-import { useRoute, navigate, hrefs, replaceRoute } from './router.js';
+import { call, on, openExternal, isDesktop, connection, onConnection } from './core/transport.js';
+import { useRoute, navigate, hrefs, replaceRoute } from './core/router.js';
 import {
   getState, subscribe, refreshAll, refreshChats, markStreaming, chatSummary,
-} from './store.js';
-import { routeFrame } from './frames.js';
-import { notifyReply } from './notify.js';
-import { Sidebar } from './sidebar.js';
-import { ChatView } from './chat.js';
-import { TrashView } from './trash.js';
-import { SettingsView } from './settings.js';
-import { DialogHost, ToastHost, toast } from './ui.js';
-import { bootBrowser, registerServiceWorker } from './login.js';
-import { AccountChip } from './account.js';
-import { initWindow, whenWindowKnown, useWindow, QuickBar } from './quick.js';
-import { initShortcuts, ShortcutsHost } from './shortcuts.js';
-import { releaseStale } from './vnodes.js';
+} from './core/store.js';
+import { routeFrame } from './chat/frames.js';
+import { notifyReply } from './shell/notify.js';
+import { Sidebar } from './shell/sidebar.js';
+import { ChatView } from './chat/chat.js';
+import { TrashView } from './chat/trash.js';
+import { SettingsView } from './settings/settings.js';
+import { DialogHost, ToastHost, toast } from './core/ui.js';
+import { bootBrowser, registerServiceWorker } from './account/login.js';
+import { AccountChip } from './account/account.js';
+import { initWindow, whenWindowKnown, useWindow, QuickBar } from './shell/quick.js';
+import { initShortcuts, ShortcutsHost } from './shell/shortcuts.js';
+import { releaseStale } from './core/vnodes.js';
 
 const THEMES = [
   { value: 'moria', label: 'Moria (dark)' },
@@ -410,7 +410,7 @@ function startApp() {
   call('App.Info').then((info) => {
     if (info && info.selfTest === true) {
       replaceRoute(hrefs.settings('about'));
-      import('./selftest.js')
+      import('./dev/selftest.js')
         .then((m) => m.run(info))
         .catch((err) => console.error('lembas: self-test failed to run:', err));
     }
