@@ -86,3 +86,87 @@ func TestAppModuleGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestNoImportCycles: every module, the lazily loaded ones too, must be
+// reachable without coming back to itself. A cycle works in a browser only
+// as long as neither side uses the other's exports while it is first
+// evaluated, and it ties two areas together so that neither can move or
+// load alone (account.js and login.js did).
+func TestNoImportCycles(t *testing.T) {
+	files, err := fs.Glob(FS(), "js/*.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	areas, err := fs.Glob(FS(), "js/*/*.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, areas...)
+	if len(files) < 10 {
+		t.Fatalf("found only %d modules", len(files))
+	}
+	if cycle := findCycle(FS(), files); cycle != nil {
+		t.Errorf("import cycle: %s", strings.Join(cycle, " → "))
+	}
+}
+
+func TestFindCycle(t *testing.T) {
+	fsys := fstest.MapFS{
+		"js/a.js": {Data: []byte(`import { b } from './b.js';`)},
+		"js/b.js": {Data: []byte(`import { c } from './c.js';`)},
+		"js/c.js": {Data: []byte(`import { a } from './a.js';`)},
+		"js/d.js": {Data: []byte(`import { b } from './b.js';`)},
+		"js/e.js": {Data: []byte(`import { f } from './f.js';`)},
+		"js/f.js": {Data: []byte(`export const f = 1;`)},
+	}
+	got := findCycle(fsys, []string{"js/d.js"})
+	want := []string{"js/b.js", "js/c.js", "js/a.js", "js/b.js"}
+	if !slices.Equal(got, want) {
+		t.Errorf("cycle: got %q, want %q", got, want)
+	}
+	if got := findCycle(fsys, []string{"js/e.js", "js/f.js"}); got != nil {
+		t.Errorf("no cycle expected, got %q", got)
+	}
+}
+
+// findCycle returns one import cycle among the modules reachable from
+// roots (first module repeated at the end), or nil.
+func findCycle(fsys fs.FS, roots []string) []string {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(p string) []string
+	visit = func(p string) []string {
+		switch state[p] {
+		case open:
+			i := slices.Index(stack, p)
+			return append(slices.Clone(stack[i:]), p)
+		case done:
+			return nil
+		}
+		state[p] = open
+		stack = append(stack, p)
+		deps, err := imports(fsys, p)
+		if err != nil {
+			return []string{p, err.Error()}
+		}
+		for _, d := range deps {
+			if c := visit(d); c != nil {
+				return c
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[p] = done
+		return nil
+	}
+	for _, r := range roots {
+		if c := visit(r); c != nil {
+			return c
+		}
+	}
+	return nil
+}

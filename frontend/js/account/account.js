@@ -1,66 +1,17 @@
-// account.js — who is signed in (Account.Me, shared by the settings tabs
-// and the sidebar), and Settings → Account: display name, preferences,
-// password, sessions and signing out. In the desktop app the caller is the
-// owner and never signs in, so the signing-out controls are hidden there.
+// account.js — the signed-in person's chip in the sidebar, and Settings →
+// Account: display name, preferences, password, sessions and signing out
+// (who is signed in is the store's: useMe). In the desktop app the caller
+// is the owner and never signs in, so the signing-out controls are hidden
+// there.
 
 import { html, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { call, isDesktop } from '../core/transport.js';
-import { useStore, refreshModels } from '../core/store.js';
+import { useStore, refreshModels, useMe, loadMe, usePrefs, setPrefs, savePrefs, getState } from '../core/store.js';
 import { hrefs } from '../core/router.js';
 import { signOut, showSignedOut } from './login.js';
 import { confirmAction, toast, toastError } from '../core/ui.js';
 import { formatWhen, formatDate, monogram } from '../core/format.js';
 import { formatSize } from '../chat/attachments.js';
-
-// ---------- Who is signed in ----------
-
-let me = null; // Account.Me(), once loaded
-let meState = 'idle'; // idle | loading | ready | failed
-let seedUser = null; // the user from /api/auth/state, until Me answers
-const meSubs = new Set();
-
-function meChanged() {
-  for (const fn of [...meSubs]) fn({});
-}
-
-/** setSignedInUser records the user /api/auth/state reported (browser). */
-export function setSignedInUser(user) {
-  seedUser = user && typeof user === 'object' ? user : null;
-  meChanged();
-}
-
-/** loadMe (re)reads Account.Me. */
-export async function loadMe() {
-  meState = me ? 'ready' : 'loading';
-  try {
-    const m = await call('Account.Me');
-    me = m && typeof m === 'object' ? m : null;
-    meState = me ? 'ready' : 'failed';
-  } catch (err) {
-    if (err.kind !== 'unauthorized') console.warn('lembas: could not read the account:', err.message);
-    meState = 'failed';
-  }
-  meChanged();
-  return me;
-}
-
-/**
- * useMe returns {me, ready, admin}: admin is true for administrators, and
- * also while it cannot be known (a server from before accounts answers
- * Account.Me with not_found; the server enforces the rules either way).
- */
-export function useMe() {
-  const [, bump] = useState(null);
-  useEffect(() => {
-    meSubs.add(bump);
-    if (meState === 'idle') loadMe();
-    return () => meSubs.delete(bump);
-  }, []);
-  const who = me || seedUser;
-  const ready = meState === 'ready' || meState === 'failed';
-  const admin = who ? !!who.admin : meState === 'failed';
-  return { me: who, ready: ready || !!seedUser, admin, failed: meState === 'failed' && !who };
-}
 
 function displayOf(u) {
   if (!u) return '';
@@ -159,18 +110,16 @@ function StorageLine() {
 
 function PrefsCard() {
   const store = useStore();
-  const [prefs, setPrefs] = useState(null);
-  const [error, setError] = useState('');
+  const { prefs, error: loadError } = usePrefs();
+  const error = loadError ? loadError.message : '';
   useEffect(() => {
     refreshModels();
-    call('Prefs.Get').then((p) => setPrefs(p || {}), (err) => setError(err.message));
   }, []);
   const change = async (v) => {
     const id = Number(v) || 0;
-    setPrefs((p) => ({ ...p, defaultModel: id }));
+    setPrefs({ ...getState().prefs, defaultModel: id });
     try {
-      const p = await call('Prefs.Set', { defaultModel: id });
-      if (p && typeof p === 'object') setPrefs(p);
+      await savePrefs({ defaultModel: id });
       toast(id ? 'Default model saved.' : 'New chats use the server’s default model.');
     } catch (err) {
       toastError('Could not save the default model', err);

@@ -9,8 +9,8 @@
 // a secure context (https, or http on loopback).
 
 import { html, render, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
-import { authState, authPost, onSignedOut, stopEvents, isDesktop } from '../core/transport.js';
-import { setSignedInUser } from './account.js';
+import { authState, authPost, onSignedOut, stopEvents, isDesktop, followAs } from '../core/transport.js';
+import { setSignedInUser } from '../core/store.js';
 
 let root = null;
 let appStarted = false;
@@ -58,6 +58,7 @@ function enter(user) {
   }
   appStarted = true;
   setSignedInUser(user || null);
+  if (user) followAs(user); // the event stream need not ask again
   if (root.dataset.auth) render(null, root); // the sign-in screen
   delete root.dataset.auth;
   root.textContent = '';

@@ -6,7 +6,7 @@
 
 import { html, useState, useEffect } from '../../vendor/htm-preact/standalone.module.js';
 import { call, on } from '../core/transport.js';
-import { loadMe } from './account.js';
+import { loadMe } from '../core/store.js';
 
 export function SharingSettings() {
   const [st, setSt] = useState(null);

@@ -7,7 +7,7 @@
 import { html, useState, useEffect, useRef, useCallback } from '../../vendor/htm-preact/standalone.module.js';
 import { call } from '../core/transport.js';
 import { hrefs, navigate } from '../core/router.js';
-import { useMe, loadMe } from '../account/account.js';
+import { useMe, loadMe } from '../core/store.js';
 import { Icon, Pager, confirmAction, toast, toastError, trapTab } from '../core/ui.js';
 import { formatDate, monogram } from '../core/format.js';
 

@@ -9,7 +9,7 @@
 import { html, useState, useEffect, useRef, useLayoutEffect, useCallback } from '../../vendor/htm-preact/standalone.module.js';
 import { call, on } from '../core/transport.js';
 import {
-  useStore, setState, refreshChats, patchChat, markStreaming, chatSummary, loadEfforts,
+  useStore, setState, refreshChats, patchChat, markStreaming, chatSummary, loadEfforts, loadPrefs,
 } from '../core/store.js';
 import { ReplyState, Follower, followChat, unfollowChat } from './frames.js';
 import { UserMessage, AssistantMessage } from './messages.js';
@@ -135,7 +135,7 @@ export function ChatView({ chatId, narrow }) {
   useEffect(() => {
     if (!isNew || intentModel.current) return;
     let live = true;
-    call('Prefs.Get').then((p) => {
+    loadPrefs().then((p) => {
       if (!live || modelChosen.current || !p) return;
       const last = Number(storage(LAST_MODEL_KEY));
       const pick = p.defaultModel || (Number.isFinite(last) && last > 0 ? last : 0) || p.instanceDefaultModel;

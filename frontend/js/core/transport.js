@@ -313,11 +313,22 @@ function start() {
 // follow learns who this tab is signed in as (the stream is per user, and
 // so is the worker), then joins that user's stream.
 let following = 0; // counts starts, so that a stopped start cannot carry on
+let known = null; // the user the page was just told it is signed in as
+
+/**
+ * followAs tells the events who the page found signed in (login.js, from
+ * /api/auth/state at start), so that the first stream follows them
+ * without asking the server again. A stream refused later asks anew.
+ */
+export function followAs(user) {
+  known = user && typeof user.id === 'number' ? user : null;
+}
 
 async function follow() {
   const mine = ++following;
   const stale = () => !started || signedOutTold || mine !== following;
-  let st = null;
+  let st = known ? { signedIn: true, user: known } : null;
+  known = null;
   for (let attempt = 0; !st; attempt++) {
     try {
       st = await authState();

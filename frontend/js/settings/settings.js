@@ -4,11 +4,12 @@
 // split: these tabs are hidden because a non-admin would only be refused.
 
 import { html, useState, useEffect, useCallback } from '../../vendor/htm-preact/standalone.module.js';
-import { call, ApiError, isDesktop } from '../core/transport.js';
+import { ApiError, isDesktop } from '../core/transport.js';
 import { hrefs, replaceRoute } from '../core/router.js';
 import { ConnectionsSettings } from './connections.js';
 import { ModelsSettings } from './models.js';
-import { AccountSettings, useMe } from '../account/account.js';
+import { AccountSettings } from '../account/account.js';
+import { useMe, refreshInfo } from '../core/store.js';
 import { UsersSettings } from '../admin/users.js';
 import { GroupsSettings } from '../admin/groups.js';
 import { PermissionsSettings, InstanceSettings } from '../admin/instance.js';
@@ -168,7 +169,7 @@ export function InfoPanel() {
   useEffect(() => {
     let live = true;
     setState({ status: 'loading' });
-    call('App.Info').then(
+    refreshInfo().then(
       (info) => { if (live) setState({ status: 'ready', info: info || {} }); },
       (err) => {
         if (!live) return;

@@ -12,7 +12,7 @@
 
 import { html, useState, useEffect } from '../../vendor/htm-preact/standalone.module.js';
 import { call, isDesktop } from '../core/transport.js';
-import { useMe } from '../account/account.js';
+import { useMe } from '../core/store.js';
 import { toast } from '../core/ui.js';
 import { audioStatus, readAloud, stopReading } from '../chat/voice.js';
 

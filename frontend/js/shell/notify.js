@@ -5,6 +5,7 @@
 import { html, useState } from '../../vendor/htm-preact/standalone.module.js';
 import { Icon } from '../core/ui.js';
 import { call, isDesktop } from '../core/transport.js';
+import { loadPrefs } from '../core/store.js';
 
 const DISMISS_KEY = 'lembas.notify.dismissed';
 
@@ -31,7 +32,7 @@ export function notifyReply({ chatId, title, status }, onOpen) {
   // reason enough to tell the reader.
   if (isDesktop()) {
     // Settings → Desktop can turn these off (Prefs.notifyReplies).
-    call('Prefs.Get')
+    loadPrefs()
       .then((p) => (p && p.notifyReplies === false ? null : call('App.Notify', { title: title || 'LLeMbas', body })))
       .catch((err) => console.warn('lembas: notification failed:', err.message));
     return;

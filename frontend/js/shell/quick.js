@@ -11,23 +11,18 @@ import { html, useState, useEffect } from '../../vendor/htm-preact/standalone.mo
 import { call, on, isDesktop } from '../core/transport.js';
 import { navigate, hrefs } from '../core/router.js';
 import { Icon, toastError } from '../core/ui.js';
+import { getState, setWindow, useWindow, loadPrefs, usePrefs, savePrefs, loadInfo, refreshInfo } from '../core/store.js';
 
-let win = { mode: 'full', seq: 0, chatId: 0, tray: false, trayStatus: '' };
-const subscribers = new Set();
+// The window's state is the store's (getState().window, useWindow).
 let handledSeq = 0;
-let known = Promise.resolve(win);
+let known = Promise.resolve(getState().window);
 let selfTest = false;
 let aboutTray = '';
 let infoReady = Promise.resolve();
 
-function update(next) {
-  win = { ...win, ...next };
-  for (const fn of subscribers) fn(win);
-}
-
 /** windowMode is "quick" or "full". */
 export function windowMode() {
-  return win.mode;
+  return getState().window.mode;
 }
 
 /** whenWindowKnown resolves once the window's mode has been asked for. */
@@ -35,22 +30,11 @@ export function whenWindowKnown() {
   return known;
 }
 
-/** useWindow re-renders on each change of the window's state. */
-export function useWindow() {
-  const [s, setS] = useState(win);
-  useEffect(() => {
-    subscribers.add(setS);
-    setS(win);
-    return () => subscribers.delete(setS);
-  }, []);
-  return s;
-}
-
 // defaultModel is the model a new quick chat starts with: the reader's
 // default, else the instance's, else the first in the picker.
 async function defaultModel() {
   try {
-    const p = await call('Prefs.Get');
+    const p = await loadPrefs();
     const id = (p && (p.defaultModel || p.instanceDefaultModel)) || 0;
     if (id) return id;
   } catch {
@@ -86,7 +70,7 @@ function report(step, detail) {
 // mode the window shows.
 function reportMode() {
   // The About card's tray line, as App.Info has it now.
-  infoReady.then(() => selfTest && call('App.Info')).then((info) => {
+  infoReady.then(() => selfTest && refreshInfo()).then((info) => {
     if (info) aboutTray = info.trayStatus || '';
     reportModeNow();
   }, () => {});
@@ -94,12 +78,13 @@ function reportMode() {
 
 function reportModeNow() {
   if (!selfTest) return;
-  const want = win.mode;
+  const want = getState().window.mode;
   let tries = 0;
   const check = () => {
     const shell = document.querySelector('.shell');
     const isQuick = !!shell && shell.classList.contains('is-quick');
     if ((want === 'quick') === isQuick && shell) {
+      const win = getState().window;
       report('window', `${want} ${location.hash || '#/'} tray=${win.tray} (${win.trayStatus}) about=${aboutTray}`);
     } else if (tries++ < 600) setTimeout(check, 50); // 30 s: a loaded machine renders slowly
   };
@@ -112,13 +97,13 @@ function reportModeNow() {
 async function reportShown() {
   let last = 0;
   try {
-    const p = await call('Prefs.Get');
+    const p = await loadPrefs();
     last = (p && p.lastChat) || 0;
   } catch {
     // no last chat then
   }
   const ready = () => {
-    if (win.mode !== 'quick' && last) return location.hash === hrefs.chat(last) && !!document.querySelector('.transcript .msg');
+    if (windowMode() !== 'quick' && last) return location.hash === hrefs.chat(last) && !!document.querySelector('.transcript .msg');
     return !!document.querySelector('#composer-input');
   };
   const started = Date.now();
@@ -136,7 +121,7 @@ async function reportShown() {
 
 function onEscape(e) {
   if (e.key !== 'Escape' || e.defaultPrevented || e.isComposing || e.shiftKey || e.ctrlKey || e.altKey || e.metaKey) return;
-  if (win.mode !== 'quick') return;
+  if (windowMode() !== 'quick') return;
   // An open dialog, menu or popover takes Escape first.
   if (document.querySelector('dialog[open], .popover, .menu')) return;
   e.preventDefault();
@@ -146,13 +131,14 @@ function onEscape(e) {
 /** initWindow asks for the window's state and follows its changes. */
 export function initWindow() {
   if (!isDesktop()) return;
-  infoReady = call('App.Info').then((info) => {
+  infoReady = loadInfo().then((info) => {
     selfTest = !!(info && info.selfTest);
     aboutTray = (info && info.trayStatus) || '';
   }, () => {});
   known = call('Desktop.State').then(
     (s) => {
-      update(s || {});
+      setWindow(s || {});
+      const win = getState().window;
       openQuick(win);
       reportMode();
       if (win.benchReplies > 0) {
@@ -162,14 +148,14 @@ export function initWindow() {
     },
     (err) => {
       console.warn('lembas: window state unavailable:', err.message);
-      return win;
+      return getState().window;
     },
   );
   on('window', (s) => {
     if (!s || typeof s.mode !== 'string') return;
-    update(s);
+    setWindow(s);
     if (s.newChat) navigate(hrefs.newChat);
-    openQuick(win);
+    openQuick(getState().window);
     reportMode();
   });
   // The tray's "Share on this network" needs a password the first time:
@@ -215,16 +201,13 @@ export function QuickBar({ route }) {
 /** DesktopSettings is the Desktop tab: quick chat and the tray. */
 export function DesktopSettings() {
   const w = useWindow();
-  const [prefs, setPrefs] = useState(null);
-  const [error, setError] = useState(null);
-  useEffect(() => {
-    call('Prefs.Get').then(setPrefs, setError);
-    return on('prefs', (p) => p && setPrefs(p));
-  }, []);
+  const { prefs, error: loadError } = usePrefs();
+  const [saveError, setError] = useState(null);
+  const error = saveError || loadError;
   const save = async (patch) => {
     setError(null);
     try {
-      setPrefs(await call('Prefs.Set', patch));
+      await savePrefs(patch);
     } catch (err) {
       setError(err);
     }

@@ -6,10 +6,11 @@
 // message that says why.
 
 import { html, useState, useEffect, useLayoutEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
-import { call, on, isDesktop } from '../core/transport.js';
+import { isDesktop } from '../core/transport.js';
 import { navigate, hrefs } from '../core/router.js';
 import { trapTab, toast } from '../core/ui.js';
 import { openQuickChat } from './quick.js';
+import { getState, loadPrefs, savePrefs, subscribe } from '../core/store.js';
 
 /** ACTIONS in the order the help dialog lists them. */
 export const ACTIONS = [
@@ -169,8 +170,13 @@ function onKey(e) {
 
 /** initShortcuts loads the reader's shortcuts and listens for keys. */
 export function initShortcuts() {
-  call('Prefs.Get').then((p) => setOverrides(p && p.shortcuts), () => {});
-  on('prefs', (p) => {
+  loadPrefs().then((p) => setOverrides(p && p.shortcuts), () => {});
+  // Prefs.Set in any of the reader's windows (the store follows `prefs`).
+  let seen = getState().prefs;
+  subscribe(() => {
+    const p = getState().prefs;
+    if (p === seen) return;
+    seen = p;
     if (p && p.shortcuts) setOverrides(p.shortcuts);
   });
   document.addEventListener('keydown', onKey);
@@ -239,7 +245,7 @@ export function ShortcutSettings() {
   const save = async (next, what) => {
     setError(null);
     try {
-      const p = await call('Prefs.Set', { shortcuts: next });
+      const p = await savePrefs({ shortcuts: next });
       setOverrides(p && p.shortcuts);
       setSaved(what);
     } catch (err) {
