@@ -4,18 +4,38 @@
 //   #/chat/ID                 a chat
 //   #/trash                   trashed chats
 //   #/settings                the first settings tab the reader may see
-//   #/settings/connections    (…/new opens the add form)
-//   #/settings/models
-//   #/settings/users          (…/ID selects a user, …/new the create form)
-//   #/settings/groups, #/settings/permissions, #/settings/instance
-//   #/settings/account
-//   #/settings/keyboard, #/settings/desktop (the desktop app only)
-//   #/settings/about
+//   #/settings/TAB            a tab of SETTINGS_TABS; some take one more
+//                             part (…/connections/new, …/users/ID, …/users/new)
+//
+// SETTINGS_TABS is the one list of the settings routes: the router accepts
+// them and settings.js draws its tab bar from them (each tab's view is
+// settings.js's). A new tab is one entry here and one view there.
 
 import { useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 
-/** SETTINGS_TABS are the settings routes; which ones a reader sees is settings.js's business. */
-export const SETTINGS_TABS = ['connections', 'models', 'users', 'groups', 'permissions', 'instance', 'account', 'voice', 'keyboard', 'desktop', 'sharing', 'about'];
+/**
+ * SETTINGS_TABS are the settings routes in their tab bar's order: admin
+ * tabs only for administrators, desktop tabs only in the desktop app.
+ */
+export const SETTINGS_TABS = [
+  { id: 'connections', label: 'Connections', admin: true },
+  { id: 'models', label: 'Models', admin: true },
+  { id: 'users', label: 'Users', admin: true },
+  { id: 'groups', label: 'Groups', admin: true },
+  { id: 'permissions', label: 'Permissions', admin: true },
+  { id: 'instance', label: 'Instance', admin: true },
+  { id: 'account', label: 'Account' },
+  { id: 'voice', label: 'Voice' },
+  { id: 'keyboard', label: 'Keyboard' },
+  { id: 'desktop', label: 'Desktop', desktop: true },
+  { id: 'sharing', label: 'Sharing', desktop: true },
+  { id: 'about', label: 'About' },
+];
+
+/** settingsTabs returns the tabs a reader sees. */
+export function settingsTabs({ admin, desktop }) {
+  return SETTINGS_TABS.filter((t) => (!t.admin || admin) && (!t.desktop || desktop));
+}
 
 /** parse turns a location hash into a route object. */
 export function parse(hash) {
@@ -24,7 +44,7 @@ export function parse(hash) {
   if (parts[0] === 'chat' && /^\d+$/.test(parts[1] || '')) return { name: 'chat', id: Number(parts[1]) };
   if (parts[0] === 'trash') return { name: 'trash' };
   if (parts[0] === 'settings') {
-    const tab = SETTINGS_TABS.includes(parts[1]) ? parts[1] : '';
+    const tab = SETTINGS_TABS.some((t) => t.id === parts[1]) ? parts[1] : '';
     return { name: 'settings', tab, sub: parts[2] || '' };
   }
   return { name: 'new' };

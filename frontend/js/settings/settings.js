@@ -5,7 +5,7 @@
 
 import { html, useState, useEffect, useCallback } from '../../vendor/htm-preact/standalone.module.js';
 import { ApiError, isDesktop } from '../core/transport.js';
-import { hrefs, replaceRoute } from '../core/router.js';
+import { hrefs, replaceRoute, SETTINGS_TABS, settingsTabs } from '../core/router.js';
 import { ConnectionsSettings } from './connections.js';
 import { ModelsSettings } from './models.js';
 import { AccountSettings } from '../account/account.js';
@@ -19,24 +19,25 @@ import { DesktopSettings } from '../shell/quick.js';
 import { SharingSettings } from '../account/sharing.js';
 import { VoiceSettings } from './voice.js';
 
-const TABS = [
-  { id: 'connections', label: 'Connections', admin: true },
-  { id: 'models', label: 'Models', admin: true },
-  { id: 'users', label: 'Users', admin: true },
-  { id: 'groups', label: 'Groups', admin: true },
-  { id: 'permissions', label: 'Permissions', admin: true },
-  { id: 'instance', label: 'Instance', admin: true },
-  { id: 'account', label: 'Account' },
-  { id: 'voice', label: 'Voice' },
-  { id: 'keyboard', label: 'Keyboard' },
-  { id: 'desktop', label: 'Desktop', desktop: true },
-  { id: 'sharing', label: 'Sharing', desktop: true },
-  { id: 'about', label: 'About' },
-];
+// VIEWS draw the tabs of the router's SETTINGS_TABS, by id.
+export const VIEWS = {
+  connections: ConnectionsSettings,
+  models: ModelsSettings,
+  users: UsersSettings,
+  groups: GroupsSettings,
+  permissions: PermissionsSettings,
+  instance: InstanceSettings,
+  account: AccountSettings,
+  voice: VoiceSettings,
+  keyboard: ShortcutSettings,
+  desktop: DesktopSettings,
+  sharing: SharingSettings,
+  about: InfoPanel,
+};
 
 export function SettingsView({ tab, sub, narrow }) {
   const { admin, ready } = useMe();
-  const tabs = TABS.filter((t) => (!t.admin || admin) && (!t.desktop || isDesktop()));
+  const tabs = settingsTabs({ admin, desktop: isDesktop() });
   // No tab, or one this reader may not open: the first one they may.
   const shown = tabs.some((t) => t.id === tab) ? tab : ready ? tabs[0].id : '';
   useEffect(() => {
@@ -48,9 +49,10 @@ export function SettingsView({ tab, sub, narrow }) {
     if (a && typeof a.scrollIntoView === 'function') a.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }, [shown]);
   useEffect(() => {
-    const t = TABS.find((x) => x.id === shown);
+    const t = SETTINGS_TABS.find((x) => x.id === shown);
     document.title = `${t ? t.label : 'Settings'} · Settings · LLeMbas`;
   }, [shown]);
+  const View = VIEWS[shown];
   return html`
     <div class="page page-wide">
       <div class="page-head">
@@ -62,18 +64,7 @@ export function SettingsView({ tab, sub, narrow }) {
             aria-current=${t.id === shown ? 'page' : undefined}>${t.label}</a>`)}
       </nav>
       ${!shown && html`<p class="loading-line" role="status">Opening the doors…</p>`}
-      ${shown === 'connections' && html`<${ConnectionsSettings} sub=${sub} />`}
-      ${shown === 'models' && html`<${ModelsSettings} narrow=${narrow} />`}
-      ${shown === 'users' && html`<${UsersSettings} sub=${sub} narrow=${narrow} />`}
-      ${shown === 'groups' && html`<${GroupsSettings} sub=${sub} narrow=${narrow} />`}
-      ${shown === 'permissions' && html`<${PermissionsSettings} />`}
-      ${shown === 'instance' && html`<${InstanceSettings} />`}
-      ${shown === 'account' && html`<${AccountSettings} />`}
-      ${shown === 'voice' && html`<${VoiceSettings} />`}
-      ${shown === 'keyboard' && html`<${ShortcutSettings} />`}
-      ${shown === 'desktop' && html`<${DesktopSettings} />`}
-      ${shown === 'sharing' && html`<${SharingSettings} />`}
-      ${shown === 'about' && html`<${InfoPanel} />`}
+      ${!!View && html`<${View} sub=${sub} narrow=${narrow} />`}
     </div>`;
 }
 
