@@ -20,7 +20,7 @@ func TestSettingsTabsComeFromTheRoutesInChromium(t *testing.T) {
 	a.waitJS(`!!document.querySelector('#info')`)
 	var got struct{ Want, Drawn, Routes []string }
 	raw := a.await(`(async () => {
-	  const { SETTINGS_TABS, parse } = await import('/js/core/router.js');
+	  const { SETTINGS_TABS, parse } = await import(` + appModule("core/router.js") + `);
 	  return JSON.stringify({
 	    want: SETTINGS_TABS.filter((t) => !t.desktop).map((t) => t.label + ' ' + '#/settings/' + t.id),
 	    drawn: [...document.querySelectorAll('.tabs .tab')].map((a) => a.textContent.trim() + ' ' + a.getAttribute('href')),
@@ -41,4 +41,12 @@ func TestSettingsTabsComeFromTheRoutesInChromium(t *testing.T) {
 		a.do(chromedp.Navigate(a.base + "/" + href))
 		a.waitJS(`(() => { const t = document.querySelector('.tabs .tab.is-active'); return !!t && t.getAttribute('href') === ` + strconv.Quote(href) + `; })()`)
 	}
+}
+
+// appModule is a JS expression for the URL of one of the app's modules (p
+// relative to js/, like "core/ui.js") as the page loaded it, under the
+// frontend's version: importing it gives the app's own instance of the
+// module, not a second copy with state of its own.
+func appModule(p string) string {
+	return `new URL(` + strconv.Quote(p) + `, document.querySelector('script[type=module]').src).href`
 }
