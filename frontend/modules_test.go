@@ -170,3 +170,22 @@ func findCycle(fsys fs.FS, roots []string) []string {
 	}
 	return nil
 }
+
+// TestImportsAreRelative: the page loads its modules under the frontend's
+// version (/v/<version>/js/…, see httpapi), and a relative import stays
+// under it; a root path (/js/…) would load a second copy of the module,
+// with state of its own, revalidated on every load.
+func TestImportsAreRelative(t *testing.T) {
+	files, _ := fs.Glob(FS(), "js/*.js")
+	areas, _ := fs.Glob(FS(), "js/*/*.js")
+	rooted := regexp.MustCompile(`(?m)(?:^[ \t]*(?:import|export)[ \t\n][^;()=]*?\bfrom[ \t]*|^[ \t]*import[ \t]*|import\()['"]/`)
+	for _, f := range append(files, areas...) {
+		b, err := fs.ReadFile(FS(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := rooted.Find(b); m != nil {
+			t.Errorf("%s: %s…: import by a relative path", f, m)
+		}
+	}
+}

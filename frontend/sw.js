@@ -8,9 +8,11 @@
 //     worker. So is any non-GET request and anything asking for
 //     text/event-stream.
 //   - Navigations go to the network first; offline, they get offline.html.
-//   - Shell files also go to the network first (the server asks browsers to
-//     revalidate every time, so that an upgrade never mixes two versions of
-//     the frontend); the cached copy is only for when it is unreachable.
+//   - Shell files also go to the network first (index.html names them under
+//     the frontend's version, /v/<version>/…, where the browser's own cache
+//     keeps them for good: a new version has new URLs, so an upgrade never
+//     mixes two versions of the frontend; plain paths are revalidated); the
+//     cached copy is only for when the server is unreachable.
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
