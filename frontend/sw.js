@@ -8,11 +8,14 @@
 //     worker. So is any non-GET request and anything asking for
 //     text/event-stream.
 //   - Navigations go to the network first; offline, they get offline.html.
-//   - Shell files also go to the network first (index.html names them under
-//     the frontend's version, /v/<version>/…, where the browser's own cache
-//     keeps them for good: a new version has new URLs, so an upgrade never
-//     mixes two versions of the frontend; plain paths are revalidated); the
-//     cached copy is only for when the server is unreachable.
+//   - Files under the frontend's version (/v/<version>/…, how index.html
+//     names its scripts and styles) never change: a new version has new
+//     URLs, so an upgrade never mixes two versions of the frontend. They are
+//     answered from the cache, fetched only the first time; entries of other
+//     versions are dropped then.
+//   - Other shell files go to the network first (the server asks browsers
+//     to revalidate them every time); the cached copy is only for when it
+//     is unreachable.
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
@@ -119,6 +122,11 @@ self.addEventListener('fetch', (event) => {
     return;
   }
 
+  if (url.pathname.startsWith('/v/')) {
+    event.respondWith(versioned(request, url));
+    return;
+  }
+
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     try {
@@ -134,3 +142,30 @@ self.addEventListener('fetch', (event) => {
     }
   })());
 });
+
+// versioned answers a file under a version from the cache, else from the
+// network, keeping it when the server says it is the current version's
+// (immutable); an old version's URL gets the current file, not for keeps.
+let kept = ''; // the version whose files were last put in the cache
+async function versioned(request, url) {
+  const cache = await caches.open(CACHE);
+  const cached = await cache.match(request);
+  if (cached) return cached;
+  const response = await fetch(request);
+  if (response.ok && response.type === 'basic' && !url.search && (response.headers.get('Cache-Control') || '').includes('immutable')) {
+    const version = url.pathname.split('/')[2];
+    cache.put(request, response.clone()).then(() => {
+      if (kept === version) return undefined;
+      kept = version;
+      return dropOtherVersions(cache, version);
+    }).catch(() => {});
+  }
+  return response;
+}
+
+async function dropOtherVersions(cache, version) {
+  for (const key of await cache.keys()) {
+    const p = new URL(key.url).pathname;
+    if (p.startsWith('/v/') && !p.startsWith(`/v/${version}/`)) await cache.delete(key);
+  }
+}

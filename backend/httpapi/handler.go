@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -365,6 +366,9 @@ func (h *handler) loadStatic() error {
 	if b, err = preloadModules(h.opt.Files, b, prefix); err != nil {
 		return err
 	}
+	if !h.opt.Desktop {
+		b = preloadAuthState(b)
+	}
 	b = versionedAsset.ReplaceAll(b, []byte(`$1="`+prefix+`$2"`))
 	sum := sha256.Sum256(b)
 	h.static["/index.html"] = staticFile{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: f.ctype}
@@ -424,6 +428,20 @@ func preloadModules(files fs.FS, index []byte, prefix string) ([]byte, error) {
 	out = append(out, index[:m[0]]...)
 	out = append(out, links.Bytes()...)
 	return append(out, index[m[0]:]...), nil
+}
+
+// authStatePreload asks for /api/auth/state while the modules load:
+// login.js's first fetch of it (credentials same-origin, like the
+// preload's crossorigin) takes this answer instead of a round trip of its
+// own after the modules have run. The desktop mount never signs in.
+const authStatePreload = `<link rel="preload" href="/api/auth/state" as="fetch" crossorigin>` + "\n  "
+
+func preloadAuthState(index []byte) []byte {
+	m := moduleScript.FindIndex(index)
+	if m == nil {
+		return index
+	}
+	return slices.Concat(index[:m[0]], []byte(authStatePreload), index[m[0]:])
 }
 
 func contentType(p string) string {

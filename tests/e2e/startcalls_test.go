@@ -41,8 +41,13 @@ func TestStartAsksOnceInChromium(t *testing.T) {
 		if n := evaluate[int](a.tab, `window.__authStates`); n != 1 {
 			t.Errorf("%s: /api/auth/state was asked %d times, want 1", what, n)
 		}
+		// The page's one fetch takes index.html's preload: one request.
+		if n := evaluate[int](a.tab, `performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/api/auth/state')).length`); n != 1 {
+			t.Errorf("%s: /api/auth/state was requested %d times, want 1", what, n)
+		}
 	}
 	count("first load")
 	a.do(chromedp.Reload())
 	count("reload")
+	a.pe.check(t)
 }
