@@ -7,7 +7,8 @@
 //     everything per-user go straight to the network, as if there were no
 //     worker. So is any non-GET request and anything asking for
 //     text/event-stream.
-//   - Navigations go to the network first; offline, they get offline.html.
+//   - Navigations go to the network first (navigation preload); offline,
+//     they get offline.html.
 //   - Files under the frontend's version (/v/<version>/…, how index.html
 //     names its scripts and styles) never change: a new version has new
 //     URLs, so an upgrade never mixes two versions of the frontend. They are
@@ -89,6 +90,9 @@ self.addEventListener('install', (event) => {
 
 self.addEventListener('activate', (event) => {
   event.waitUntil((async () => {
+    // A navigation's request leaves while the worker is still starting,
+    // rather than once it runs (a reload waited for both, one after the other).
+    if (self.registration.navigationPreload) await self.registration.navigationPreload.enable().catch(() => {});
     const names = await caches.keys();
     await Promise.all(names.filter((n) => n.startsWith('lembas-shell-') && n !== CACHE).map((n) => caches.delete(n)));
     await self.clients.claim();
@@ -113,7 +117,7 @@ self.addEventListener('fetch', (event) => {
   if (request.mode === 'navigate') {
     event.respondWith((async () => {
       try {
-        return await fetch(request);
+        return (await event.preloadResponse) || await fetch(request);
       } catch {
         const cache = await caches.open(CACHE);
         return (await cache.match(OFFLINE)) || Response.error();
