@@ -78,7 +78,7 @@ lint:
 	$(GO) vet -tags $(DESKTOP_TAGS) ./app
 	@! grep -rlE '"github.com/(wailsapp/wails/v2|spf13/cobra)' backend --include='*.go' || { echo "backend/ must not import Wails or cobra"; exit 1; }
 	$(GO) run ./build/vendor verify
-	@if command -v node >/dev/null; then for f in frontend/js/*.js; do node --check "$$f"; done; fi
+	@if command -v node >/dev/null; then for f in $$(find frontend/js -name "*.js"); do node --check "$$f"; done; fi
 
 vendor-verify:
 	$(GO) run ./build/vendor verify

@@ -4,7 +4,7 @@
 // The same files are served by the desktop app's Wails asset server and by
 // `lembas --serve`. index.html carries <meta name="lembas-transport"
 // content="http">, which the Go side rewrites to "desktop" in the desktop
-// app so that js/transport.js picks the Wails bridge. 404.html is
+// app so that js/core/transport.js picks the Wails bridge. 404.html is
 // self-contained and uses absolute URLs, since it is served for any path;
 // so is offline.html, which the service worker (sw.js, served at /sw.js so
 // that its scope is the whole site) shows when the server is unreachable.

@@ -26,33 +26,46 @@ func ModuleGraph(fsys fs.FS, entry string) ([]string, error) {
 	order := []string{entry}
 	seen := map[string]bool{entry: true}
 	for i := 0; i < len(order); i++ {
-		p := order[i]
-		b, err := fs.ReadFile(fsys, p)
+		deps, err := imports(fsys, order[i])
 		if err != nil {
-			return nil, fmt.Errorf("module graph: %w", err)
+			return nil, err
 		}
-		for _, m := range staticImport.FindAllSubmatch(b, -1) {
-			spec := string(m[1]) + string(m[2])
-			var dep string
-			switch {
-			case strings.HasPrefix(spec, "/"):
-				dep = path.Clean(spec[1:])
-			case strings.HasPrefix(spec, "./"), strings.HasPrefix(spec, "../"):
-				dep = path.Join(path.Dir(p), spec)
-			default:
-				return nil, fmt.Errorf("module graph: %s imports %q, which a browser cannot resolve without an import map", p, spec)
-			}
-			if strings.HasPrefix(dep, "../") {
-				return nil, fmt.Errorf("module graph: %s imports %q, outside the site", p, spec)
-			}
+		for _, dep := range deps {
 			if !seen[dep] {
-				if _, err := fs.Stat(fsys, dep); err != nil {
-					return nil, fmt.Errorf("module graph: %s imports %q: %w", p, spec, err)
-				}
 				seen[dep] = true
 				order = append(order, dep)
 			}
 		}
 	}
 	return order, nil
+}
+
+// imports returns the modules that the module at p imports statically, as
+// paths in fsys, in the order they appear.
+func imports(fsys fs.FS, p string) ([]string, error) {
+	b, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return nil, fmt.Errorf("module graph: %w", err)
+	}
+	var deps []string
+	for _, m := range staticImport.FindAllSubmatch(b, -1) {
+		spec := string(m[1]) + string(m[2])
+		var dep string
+		switch {
+		case strings.HasPrefix(spec, "/"):
+			dep = path.Clean(spec[1:])
+		case strings.HasPrefix(spec, "./"), strings.HasPrefix(spec, "../"):
+			dep = path.Join(path.Dir(p), spec)
+		default:
+			return nil, fmt.Errorf("module graph: %s imports %q, which a browser cannot resolve without an import map", p, spec)
+		}
+		if strings.HasPrefix(dep, "../") {
+			return nil, fmt.Errorf("module graph: %s imports %q, outside the site", p, spec)
+		}
+		if _, err := fs.Stat(fsys, dep); err != nil {
+			return nil, fmt.Errorf("module graph: %s imports %q: %w", p, spec, err)
+		}
+		deps = append(deps, dep)
+	}
+	return deps, nil
 }

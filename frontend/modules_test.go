@@ -62,12 +62,12 @@ func TestAppModuleGraph(t *testing.T) {
 	if len(graph) < 30 {
 		t.Errorf("only %d modules: %q", len(graph), graph)
 	}
-	for _, p := range []string{"vendor/htm-preact/standalone.module.js", "js/transport.js", "js/chat.js"} {
+	for _, p := range []string{"vendor/htm-preact/standalone.module.js", "js/core/transport.js", "js/chat/chat.js"} {
 		if !slices.Contains(graph, p) {
 			t.Errorf("%s missing from the graph", p)
 		}
 	}
-	for _, p := range []string{"js/selftest.js", "js/benchdrive.js", "vendor/katex/katex.mjs", "js/events-worker.js"} {
+	for _, p := range []string{"js/dev/selftest.js", "js/dev/benchdrive.js", "vendor/katex/katex.mjs", "js/core/events-worker.js"} {
 		if slices.Contains(graph, p) {
 			t.Errorf("%s is loaded lazily, not by static import", p)
 		}
@@ -83,6 +83,109 @@ func TestAppModuleGraph(t *testing.T) {
 		}
 		if n, m := len(starts.FindAll(b, -1)), len(staticImport.FindAll(b, -1)); n > m {
 			t.Errorf("%s: %d lines start an import, the graph understood %d", p, n, m)
+		}
+	}
+}
+
+// TestNoImportCycles: every module, the lazily loaded ones too, must be
+// reachable without coming back to itself. A cycle works in a browser only
+// as long as neither side uses the other's exports while it is first
+// evaluated, and it ties two areas together so that neither can move or
+// load alone (account.js and login.js did).
+func TestNoImportCycles(t *testing.T) {
+	files, err := fs.Glob(FS(), "js/*.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	areas, err := fs.Glob(FS(), "js/*/*.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, areas...)
+	if len(files) < 10 {
+		t.Fatalf("found only %d modules", len(files))
+	}
+	if cycle := findCycle(FS(), files); cycle != nil {
+		t.Errorf("import cycle: %s", strings.Join(cycle, " → "))
+	}
+}
+
+func TestFindCycle(t *testing.T) {
+	fsys := fstest.MapFS{
+		"js/a.js": {Data: []byte(`import { b } from './b.js';`)},
+		"js/b.js": {Data: []byte(`import { c } from './c.js';`)},
+		"js/c.js": {Data: []byte(`import { a } from './a.js';`)},
+		"js/d.js": {Data: []byte(`import { b } from './b.js';`)},
+		"js/e.js": {Data: []byte(`import { f } from './f.js';`)},
+		"js/f.js": {Data: []byte(`export const f = 1;`)},
+	}
+	got := findCycle(fsys, []string{"js/d.js"})
+	want := []string{"js/b.js", "js/c.js", "js/a.js", "js/b.js"}
+	if !slices.Equal(got, want) {
+		t.Errorf("cycle: got %q, want %q", got, want)
+	}
+	if got := findCycle(fsys, []string{"js/e.js", "js/f.js"}); got != nil {
+		t.Errorf("no cycle expected, got %q", got)
+	}
+}
+
+// findCycle returns one import cycle among the modules reachable from
+// roots (first module repeated at the end), or nil.
+func findCycle(fsys fs.FS, roots []string) []string {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(p string) []string
+	visit = func(p string) []string {
+		switch state[p] {
+		case open:
+			i := slices.Index(stack, p)
+			return append(slices.Clone(stack[i:]), p)
+		case done:
+			return nil
+		}
+		state[p] = open
+		stack = append(stack, p)
+		deps, err := imports(fsys, p)
+		if err != nil {
+			return []string{p, err.Error()}
+		}
+		for _, d := range deps {
+			if c := visit(d); c != nil {
+				return c
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[p] = done
+		return nil
+	}
+	for _, r := range roots {
+		if c := visit(r); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// TestImportsAreRelative: the page loads its modules under the frontend's
+// version (/v/<version>/js/…, see httpapi), and a relative import stays
+// under it; a root path (/js/…) would load a second copy of the module,
+// with state of its own, revalidated on every load.
+func TestImportsAreRelative(t *testing.T) {
+	files, _ := fs.Glob(FS(), "js/*.js")
+	areas, _ := fs.Glob(FS(), "js/*/*.js")
+	rooted := regexp.MustCompile(`(?m)(?:^[ \t]*(?:import|export)[ \t\n][^;()=]*?\bfrom[ \t]*|^[ \t]*import[ \t]*|import\()['"]/`)
+	for _, f := range append(files, areas...) {
+		b, err := fs.ReadFile(FS(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := rooted.Find(b); m != nil {
+			t.Errorf("%s: %s…: import by a relative path", f, m)
 		}
 	}
 }

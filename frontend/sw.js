@@ -7,14 +7,20 @@
 //     everything per-user go straight to the network, as if there were no
 //     worker. So is any non-GET request and anything asking for
 //     text/event-stream.
-//   - Navigations go to the network first; offline, they get offline.html.
-//   - Shell files also go to the network first (the server asks browsers to
-//     revalidate every time, so that an upgrade never mixes two versions of
-//     the frontend); the cached copy is only for when it is unreachable.
+//   - Navigations go to the network first (navigation preload); offline,
+//     they get offline.html.
+//   - Files under the frontend's version (/v/<version>/…, how index.html
+//     names its scripts and styles) never change: a new version has new
+//     URLs, so an upgrade never mixes two versions of the frontend. They are
+//     answered from the cache, fetched only the first time; entries of other
+//     versions are dropped then.
+//   - Other shell files go to the network first (the server asks browsers
+//     to revalidate them every time); the cached copy is only for when it
+//     is unreachable.
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v7';
+const VERSION = 'v8';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -43,47 +49,47 @@ const SHELL = [
   '/css/highlight.css',
   '/vendor/htm-preact/standalone.module.js',
   '/vendor/katex/katex.min.css',
-  '/js/account.js',
-  '/js/admin-access.js',
-  '/js/admin-groups.js',
-  '/js/admin-instance.js',
-  '/js/admin-users.js',
-  '/js/attachments.js',
-  '/js/chat-controller.js',
-  '/js/chat.js',
-  '/js/clipboard.js',
-  '/js/composer.js',
-  '/js/events-worker.js',
-  '/js/eventstream.js',
-  '/js/fields.js',
-  '/js/firstrun.js',
-  '/js/format.js',
-  '/js/frames.js',
-  '/js/html.js',
-  '/js/login.js',
   '/js/main.js',
-  '/js/math.js',
-  '/js/messages.js',
-  '/js/modelpicker.js',
-  '/js/notify.js',
-  '/js/omitted.js',
-  '/js/parts.js',
-  '/js/quick.js',
-  '/js/router.js',
-  '/js/settings-connections.js',
-  '/js/settings-models.js',
-  '/js/settings-voice.js',
-  '/js/settings.js',
-  '/js/sharing.js',
-  '/js/shortcuts.js',
-  '/js/sidebar.js',
-  '/js/store.js',
   '/js/theme.js',
-  '/js/transport.js',
-  '/js/trash.js',
-  '/js/ui.js',
-  '/js/vnodes.js',
-  '/js/voice.js',
+  '/js/account/account.js',
+  '/js/account/login.js',
+  '/js/account/sharing.js',
+  '/js/admin/access.js',
+  '/js/admin/groups.js',
+  '/js/admin/instance.js',
+  '/js/admin/users.js',
+  '/js/chat/attachments.js',
+  '/js/chat/chat.js',
+  '/js/chat/composer.js',
+  '/js/chat/controller.js',
+  '/js/chat/firstrun.js',
+  '/js/chat/frames.js',
+  '/js/chat/math.js',
+  '/js/chat/messages.js',
+  '/js/chat/modelpicker.js',
+  '/js/chat/omitted.js',
+  '/js/chat/parts.js',
+  '/js/chat/trash.js',
+  '/js/chat/voice.js',
+  '/js/core/clipboard.js',
+  '/js/core/events-worker.js',
+  '/js/core/eventstream.js',
+  '/js/core/fields.js',
+  '/js/core/format.js',
+  '/js/core/html.js',
+  '/js/core/router.js',
+  '/js/core/store.js',
+  '/js/core/transport.js',
+  '/js/core/ui.js',
+  '/js/core/vnodes.js',
+  '/js/settings/connections.js',
+  '/js/settings/models.js',
+  '/js/settings/settings.js',
+  '/js/settings/voice.js',
+  '/js/shell/notify.js',
+  '/js/shell/quick.js',
+  '/js/shell/shortcuts.js',
+  '/js/shell/sidebar.js',
   '/img/favicon.svg',
   '/img/mark.svg',
   '/icons/icon-256.png',
@@ -104,6 +110,9 @@ self.addEventListener('install', (event) => {
 
 self.addEventListener('activate', (event) => {
   event.waitUntil((async () => {
+    // A navigation's request leaves while the worker is still starting,
+    // rather than once it runs (a reload waited for both, one after the other).
+    if (self.registration.navigationPreload) await self.registration.navigationPreload.enable().catch(() => {});
     const names = await caches.keys();
     await Promise.all(names.filter((n) => n.startsWith('lembas-shell-') && n !== CACHE).map((n) => caches.delete(n)));
     await self.clients.claim();
@@ -128,12 +137,17 @@ self.addEventListener('fetch', (event) => {
   if (request.mode === 'navigate') {
     event.respondWith((async () => {
       try {
-        return await fetch(request);
+        return (await event.preloadResponse) || await fetch(request);
       } catch {
         const cache = await caches.open(CACHE);
         return (await cache.match(OFFLINE)) || Response.error();
       }
     })());
+    return;
+  }
+
+  if (url.pathname.startsWith('/v/')) {
+    event.respondWith(versioned(request, url));
     return;
   }
 
@@ -152,3 +166,30 @@ self.addEventListener('fetch', (event) => {
     }
   })());
 });
+
+// versioned answers a file under a version from the cache, else from the
+// network, keeping it when the server says it is the current version's
+// (immutable); an old version's URL gets the current file, not for keeps.
+let kept = ''; // the version whose files were last put in the cache
+async function versioned(request, url) {
+  const cache = await caches.open(CACHE);
+  const cached = await cache.match(request);
+  if (cached) return cached;
+  const response = await fetch(request);
+  if (response.ok && response.type === 'basic' && !url.search && (response.headers.get('Cache-Control') || '').includes('immutable')) {
+    const version = url.pathname.split('/')[2];
+    cache.put(request, response.clone()).then(() => {
+      if (kept === version) return undefined;
+      kept = version;
+      return dropOtherVersions(cache, version);
+    }).catch(() => {});
+  }
+  return response;
+}
+
+async function dropOtherVersions(cache, version) {
+  for (const key of await cache.keys()) {
+    const p = new URL(key.url).pathname;
+    if (p.startsWith('/v/') && !p.startsWith(`/v/${version}/`)) await cache.delete(key);
+  }
+}

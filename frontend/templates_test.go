@@ -17,7 +17,9 @@ import (
 // be written as one (`!!x`, `x > 0`, `x !== null`).
 func TestTemplateConditionsAreBoolean(t *testing.T) {
 	files, err := fs.Glob(FS(), "js/*.js")
-	if err != nil || len(files) < 10 {
+	areas, err2 := fs.Glob(FS(), "js/*/*.js")
+	files = append(files, areas...)
+	if err != nil || err2 != nil || len(files) < 10 {
 		t.Fatalf("js files: %v %v", files, err)
 	}
 	checked := 0

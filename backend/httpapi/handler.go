@@ -21,6 +21,8 @@ import (
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -107,6 +109,7 @@ type handler struct {
 	opt       Options
 	mux       *http.ServeMux
 	static    map[string]staticFile
+	version   string // of the frontend's files: the prefix /v/<version>/ that index.html names them by
 	downloads *downloadLimit
 }
 
@@ -332,7 +335,7 @@ func (h *handler) loadStatic() error {
 		sum := sha256.Sum256([]byte(body))
 		h.static["/"+p] = staticFile{body: []byte(body), etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: contentType(p)}
 	}
-	return fs.WalkDir(h.opt.Files, ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(h.opt.Files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") {
 			return err
 		}
@@ -340,21 +343,58 @@ func (h *handler) loadStatic() error {
 		if err != nil {
 			return err
 		}
-		if p == "index.html" {
-			if !bytes.Contains(b, transportMeta) {
-				return errors.New("index.html lacks the lembas-transport meta tag")
-			}
-			if h.opt.Desktop {
-				b = bytes.Replace(b, transportMeta, []byte(`<meta name="lembas-transport" content="desktop">`), 1)
-			}
-			if b, err = preloadModules(h.opt.Files, b); err != nil {
-				return err
-			}
-		}
 		sum := sha256.Sum256(b)
 		h.static["/"+p] = staticFile{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: contentType(p)}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	h.version = filesVersion(h.static)
+	f, ok := h.static["/index.html"]
+	if !ok {
+		return nil
+	}
+	b := f.body
+	if !bytes.Contains(b, transportMeta) {
+		return errors.New("index.html lacks the lembas-transport meta tag")
+	}
+	if h.opt.Desktop {
+		b = bytes.Replace(b, transportMeta, []byte(`<meta name="lembas-transport" content="desktop">`), 1)
+	}
+	prefix := "/v/" + h.version + "/"
+	if b, err = preloadModules(h.opt.Files, b, prefix); err != nil {
+		return err
+	}
+	if !h.opt.Desktop {
+		b = preloadAuthState(b)
+	}
+	b = versionedAsset.ReplaceAll(b, []byte(`$1="`+prefix+`$2"`))
+	sum := sha256.Sum256(b)
+	h.static["/index.html"] = staticFile{body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: f.ctype}
+	return nil
+}
+
+// versionedAsset matches index.html's references to the scripts and styles
+// (relative paths under js/, css/ and vendor/), which it names by version.
+var versionedAsset = regexp.MustCompile(`\b(src|href)="((?:js|css|vendor)/[^"]+)"`)
+
+// filesVersion is a digest of every file but index.html (which names the
+// others by it): any change to a module, a style or a vendored file gives
+// a new version, and so new URLs.
+func filesVersion(static map[string]staticFile) string {
+	names := make([]string, 0, len(static))
+	for p := range static {
+		if p != "/index.html" {
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+	d := sha256.New()
+	for _, p := range names {
+		fmt.Fprintf(d, "%s %s\n", p, static[p].etag)
+	}
+	return hex.EncodeToString(d.Sum(nil)[:6])
 }
 
 // moduleScript is index.html's entry module; preloadModules puts the links
@@ -370,7 +410,7 @@ var moduleScript = regexp.MustCompile(`<script type="module" src="([^"]+)"></scr
 // CSP's script-src 'self' allows; Wails inserts its scripts at the start
 // of <head> and leaves these alone. An index.html without a module script
 // gets none.
-func preloadModules(files fs.FS, index []byte) ([]byte, error) {
+func preloadModules(files fs.FS, index []byte, prefix string) ([]byte, error) {
 	m := moduleScript.FindSubmatchIndex(index)
 	if m == nil {
 		return index, nil
@@ -382,12 +422,26 @@ func preloadModules(files fs.FS, index []byte) ([]byte, error) {
 	}
 	var links bytes.Buffer
 	for _, p := range graph[1:] {
-		fmt.Fprintf(&links, "<link rel=\"modulepreload\" href=\"%s\">\n  ", html.EscapeString(p))
+		fmt.Fprintf(&links, "<link rel=\"modulepreload\" href=\"%s\">\n  ", html.EscapeString(prefix+p))
 	}
 	out := make([]byte, 0, len(index)+links.Len())
 	out = append(out, index[:m[0]]...)
 	out = append(out, links.Bytes()...)
 	return append(out, index[m[0]:]...), nil
+}
+
+// authStatePreload asks for /api/auth/state while the modules load:
+// login.js's first fetch of it (credentials same-origin, like the
+// preload's crossorigin) takes this answer instead of a round trip of its
+// own after the modules have run. The desktop mount never signs in.
+const authStatePreload = `<link rel="preload" href="/api/auth/state" as="fetch" crossorigin>` + "\n  "
+
+func preloadAuthState(index []byte) []byte {
+	m := moduleScript.FindIndex(index)
+	if m == nil {
+		return index
+	}
+	return slices.Concat(index[:m[0]], []byte(authStatePreload), index[m[0]:])
 }
 
 func contentType(p string) string {
@@ -422,6 +476,18 @@ func (h *handler) file(w http.ResponseWriter, r *http.Request) {
 	if p == "/" {
 		p = "/index.html"
 	}
+	// Revalidate every time: the files are small, and a stale module after
+	// an upgrade would mix two versions of the frontend. Except under the
+	// current version's prefix, whose URLs change with any file: there a
+	// file is cached for good, and a reload asks for none of them.
+	cache := "no-cache"
+	if rest, ok := strings.CutPrefix(p, "/v/"); ok {
+		version, file, _ := strings.Cut(rest, "/")
+		p = "/" + file
+		if version == h.version {
+			cache = "public, max-age=31536000, immutable"
+		}
+	}
 	f, ok := h.static[p]
 	status := http.StatusOK
 	if !ok || strings.HasSuffix(p, ".go") {
@@ -429,9 +495,10 @@ func (h *handler) file(w http.ResponseWriter, r *http.Request) {
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", f.ctype)
-	// Revalidate every time: the files are small, and a stale module after
-	// an upgrade would mix two versions of the frontend.
-	hd.Set("Cache-Control", "no-cache")
+	if status != http.StatusOK || p == "/index.html" {
+		cache = "no-cache"
+	}
+	hd.Set("Cache-Control", cache)
 	if status == http.StatusOK {
 		hd.Set("ETag", f.etag)
 		if match := r.Header.Get("If-None-Match"); match != "" && match == f.etag {

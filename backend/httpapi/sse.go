@@ -42,7 +42,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 	}
 	w.WriteHeader(http.StatusOK)
 	// hello names the user whose events follow. A page relays one stream to
-	// all its tabs (js/events-worker.js) and drops a stream that turns out
+	// all its tabs (js/core/events-worker.js) and drops a stream that turns out
 	// to be someone else's: the cookie it reconnects with may belong to
 	// another person since.
 	if err := write(fmt.Sprintf("retry: 3000\n: connected\nevent: hello\ndata: {\"user\":%d}\n\n", caller.UserID)); err != nil {

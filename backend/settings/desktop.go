@@ -39,7 +39,7 @@ type DesktopPatch struct {
 }
 
 // ShortcutActions are the actions a shortcut can be bound to; the frontend
-// (js/shortcuts.js) holds their labels and default keys.
+// (js/shell/shortcuts.js) holds their labels and default keys.
 var ShortcutActions = []string{"newChat", "quickChat", "searchChats", "focusComposer", "stop", "toggleSidebar", "help"}
 
 // shortcutKeys is the shape of a binding: modifiers in a fixed order, then

@@ -1,28 +1,30 @@
 // main.js — the app shell: global safety listeners, the hash router, the
 // sidebar and the screen for the current route, the one subscription to
-// `gen`, `chat`, `prefs` and `resync` events, unread and notifications.
+// `gen`, `chat` and `resync` events, unread and notifications (the store
+// follows `prefs`).
 //
 // Text from the API is rendered as text children, which Preact escapes.
 // The only HTML from the server goes through html.js.
 
 import { html, render, useState, useEffect, useCallback } from '../vendor/htm-preact/standalone.module.js';
-import { call, on, openExternal, isDesktop, connection, onConnection } from './transport.js';
-import { useRoute, navigate, hrefs, replaceRoute } from './router.js';
+import { call, on, openExternal, isDesktop, connection, onConnection } from './core/transport.js';
+import { useRoute, navigate, hrefs, replaceRoute } from './core/router.js';
 import {
   getState, subscribe, refreshAll, refreshChats, markStreaming, chatSummary,
-} from './store.js';
-import { routeFrame } from './frames.js';
-import { notifyReply } from './notify.js';
-import { Sidebar } from './sidebar.js';
-import { ChatView } from './chat.js';
-import { TrashView } from './trash.js';
-import { SettingsView } from './settings.js';
-import { DialogHost, ToastHost, toast } from './ui.js';
-import { bootBrowser, registerServiceWorker } from './login.js';
-import { AccountChip } from './account.js';
-import { initWindow, whenWindowKnown, useWindow, QuickBar } from './quick.js';
-import { initShortcuts, ShortcutsHost } from './shortcuts.js';
-import { releaseStale } from './vnodes.js';
+  startSession, loadPrefs, savePrefs, loadInfo, useWindow,
+} from './core/store.js';
+import { routeFrame } from './chat/frames.js';
+import { notifyReply } from './shell/notify.js';
+import { Sidebar } from './shell/sidebar.js';
+import { ChatView } from './chat/chat.js';
+import { TrashView } from './chat/trash.js';
+import { SettingsView } from './settings/settings.js';
+import { DialogHost, ToastHost, toast } from './core/ui.js';
+import { bootBrowser, registerServiceWorker } from './account/login.js';
+import { AccountChip } from './account/account.js';
+import { initWindow, whenWindowKnown, QuickBar } from './shell/quick.js';
+import { initShortcuts, ShortcutsHost } from './shell/shortcuts.js';
+import { releaseStale } from './core/vnodes.js';
 
 const THEMES = [
   { value: 'moria', label: 'Moria (dark)' },
@@ -287,30 +289,31 @@ function App() {
   const narrow = useNarrow();
   const route = useRoute();
 
-  // The server-side preference wins over this browser's, when it has one.
+  // The server-side preference wins over this browser's, when it has one;
+  // and Prefs.Set tells the caller's other windows (the store follows
+  // `prefs`), so follow their theme changes.
   useEffect(() => {
-    call('Prefs.Get').then(
+    let seen = null;
+    const follow = () => {
+      const prefs = getState().prefs;
+      if (!prefs || prefs === seen) return;
+      seen = prefs;
+      const t = prefs.theme;
+      if (t && isTheme(t) && t !== currentTheme()) {
+        applyTheme(t);
+        setTheme(t);
+      }
+    };
+    loadPrefs().then(
       (prefs) => {
-        const t = prefs && prefs.theme;
-        if (t && isTheme(t) && t !== currentTheme()) {
-          applyTheme(t);
-          setTheme(t);
-        }
+        follow();
         // Quick chat opens its own chat instead.
         whenWindowKnown().then((w) => w.mode !== 'quick' && reopenLastChat(prefs && prefs.lastChat));
       },
       (err) => console.warn('lembas: could not read preferences:', err.message),
     );
+    return subscribe(follow);
   }, []);
-
-  // Prefs.Set tells the caller's other windows; follow their theme changes.
-  useEffect(() => on('prefs', (prefs) => {
-    const t = prefs && prefs.theme;
-    if (t && isTheme(t) && t !== currentTheme()) {
-      applyTheme(t);
-      setTheme(t);
-    }
-  }), []);
 
   useEffect(() => {
     if (!narrow) setSidebarOpen(false);
@@ -353,7 +356,7 @@ function App() {
     if (!isTheme(t)) return;
     applyTheme(t);
     setTheme(t);
-    call('Prefs.Set', { theme: t }).catch((err) => console.warn('lembas: could not save the theme:', err.message));
+    savePrefs({ theme: t }).catch((err) => console.warn('lembas: could not save the theme:', err.message));
   }, []);
 
   // The sidebar shortcuts (shortcuts.js): slide it in on a phone, fold it
@@ -409,16 +412,17 @@ const root = document.getElementById('app');
 // startApp mounts the app; in a browser only once someone is signed in
 // (login.js shows the sign-in screen until then).
 function startApp() {
+  startSession();
   wireEvents();
   initWindow();
   initShortcuts();
 
   // Self-test mode (LEMBAS_SELFTEST=1, set by the tests) runs selftest.js,
   // which reads the instance details from the About screen.
-  call('App.Info').then((info) => {
+  loadInfo().then((info) => {
     if (info && info.selfTest === true) {
       replaceRoute(hrefs.settings('about'));
-      import('./selftest.js')
+      import('./dev/selftest.js')
         .then((m) => m.run(info))
         .catch((err) => console.error('lembas: self-test failed to run:', err));
     }

@@ -69,7 +69,7 @@ func BenchmarkDesktopStart(b *testing.B) {
 }
 
 // BenchmarkDesktopMemory streams 200 replies through the window's own
-// composer (LEMBAS_BENCH_REPLIES, js/benchdrive.js) and measures PSS at the
+// composer (LEMBAS_BENCH_REPLIES, js/dev/benchdrive.js) and measures PSS at the
 // frontend's marks.
 func BenchmarkDesktopMemory(b *testing.B) {
 	harness.Require(b, "Xvfb")

@@ -20,7 +20,7 @@ func TestChatSidePanelSlot(t *testing.T) {
 	}
 	// A second chat screen, with a side panel, in a box the size of the
 	// main column.
-	a.await(`Promise.all([import('./vendor/htm-preact/standalone.module.js'), import('./js/chat.js')]).then(([p, c]) => {
+	a.await(`Promise.all([import(` + appModule("../vendor/htm-preact/standalone.module.js") + `), import(` + appModule("./chat/chat.js") + `)]).then(([p, c]) => {
 		const box = document.createElement('div');
 		box.id = 'side-test';
 		box.className = 'main-chat';

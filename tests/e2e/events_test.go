@@ -440,7 +440,7 @@ func (c *cutter) restore() {
 func TestEventStreamIsTheSignedInUsers(t *testing.T) {
 	a := newChatApp(t)
 	a.await(`(async () => {
-		const { openStream } = await import('/js/eventstream.js');
+		const { openStream } = await import('/js/core/eventstream.js');
 		const st = await (await fetch('/api/auth/state')).json();
 		const got = { wrong: [], wrongOut: false, right: [], rightState: '' };
 		window.lembasProbe = got;

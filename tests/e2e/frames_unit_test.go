@@ -9,7 +9,7 @@ import (
 // sequences no endpoint produces on demand, and reports what the states and
 // the DOM their ReplyViews drew ended with.
 const framesUnit = `(async () => {
-  const { ReplyState, ReplyView, Follower } = await import('./js/frames.js');
+  const { ReplyState, ReplyView, Follower } = await import(new URL('./chat/frames.js', document.querySelector('script[type=module]').src).href);
   const now = (fn) => fn();
   const out = {};
   const kinds = (c) => [...c.children].map((e) => e.className + (e.hidden ? ':hidden' : ''));

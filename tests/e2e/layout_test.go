@@ -176,7 +176,7 @@ const coveredJS = `(() => {
 // and one with a button: the most room toasts take.
 func showToasts(p *tab) {
 	p.t.Helper()
-	p.await(`import('./js/ui.js').then((ui) => {
+	p.await(`import(` + appModule("core/ui.js") + `).then((ui) => {
 		ui.toast('Chat deleted', {action: {label: 'Undo', run: () => {}}, timeout: 0});
 		ui.toast('Could not save the image: the server refused it because it is larger than the limit an administrator set for images.', {error: true, timeout: 0});
 		ui.toast('Image saved.', {timeout: 0});

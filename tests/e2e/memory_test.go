@@ -20,7 +20,7 @@ import (
 	"github.com/llembas/lembas/backend/fakellm"
 )
 
-// driveReplies is js/benchdrive.js's loop, run in the page: n replies
+// driveReplies is js/dev/benchdrive.js's loop, run in the page: n replies
 // through the real composer, perChat to a chat, each chat started from the
 // new-chat route.
 const driveReplies = `(async (n, perChat, offset) => {
@@ -240,7 +240,7 @@ func chatNode(n *cdp.Node) string {
 // listeners only by the new rows', and the JS heap only a little.
 //
 // The vendored Preact and htm used to keep chats that were left
-// (js/vnodes.js): between 4 and 8 chats of 5 replies, +100 detached nodes
+// (js/core/vnodes.js): between 4 and 8 chats of 5 replies, +100 detached nodes
 // and +44 listeners (+1,000 and +100 with 10 replies a chat). Then a static
 // part of a template drawn only briefly (the "Gathering the pages" and
 // "Waiting for the first words" lines) kept the chat it was first drawn

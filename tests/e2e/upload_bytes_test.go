@@ -14,7 +14,7 @@ import (
 func TestUploadAsBytes(t *testing.T) {
 	a := newChatApp(t)
 	got, err := chromedp.Run(a.ctx, chromedp.Evaluate[string](`(async () => {
-		const { multipartBytes } = await import('/js/attachments.js');
+		const { multipartBytes } = await import('/js/chat/attachments.js');
 		const name = 'Ünïcode "quoted" (name)*.txt';
 		const file = new File(['the one ring\n'], 'ignored.txt', { type: 'text/plain' });
 		const m = await multipartBytes(file, name);

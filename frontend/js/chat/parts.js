@@ -1,0 +1,331 @@
+// parts.js — the parts a reply is made of (docs/API.md, Events): the state
+// of each kind as frames build it, and one view per kind that draws it.
+//
+// A text part is sanitised HTML from the server (html.js is the only way
+// in); every other kind — reasoning, a tool call's arguments, a tool's
+// result, a pause, a notice — is plain text, set as text and never parsed.
+
+import { appendSanitised, setSanitised } from '../core/html.js';
+import { typeset } from './math.js';
+
+// ---------- State ----------
+
+/**
+ * TextPart keeps a text part's HTML as two regions: the sealed region —
+ * base (from the last reset) plus the blocks sealed since — and the live
+ * tail after it, which is replaced (or, inside an open code fence, grows
+ * by escaped text appended to its code element).
+ */
+export class TextPart {
+  constructor(html = '') {
+    this.kind = 'text';
+    this.closed = false;
+    this.base = String(html || '');
+    this.seals = [];
+    this.tail = ''; // the tail's HTML as last replaced
+    this.tailAppend = []; // escaped text appended inside its code element since
+    this.tailRev = 0; // bumps on every replace
+    this.resetRev = 0; // bumps whenever the sealed region is replaced
+  }
+
+  /** reset replaces everything with html (a reset, a snapshot, a stored message). */
+  reset(html = '') {
+    this.base = String(html || '');
+    this.seals = [];
+    this.tail = '';
+    this.tailAppend = [];
+    this.tailRev++;
+    this.resetRev++;
+  }
+
+  /** take applies a part op's HTML in the documented order: reset, seals, tail. */
+  take(op) {
+    if (op.reset) this.reset(typeof op.full === 'string' ? op.full : '');
+    if (Array.isArray(op.seal)) for (const b of op.seal) if (typeof b === 'string') this.seals.push(b);
+    const text = typeof op.tail === 'string' ? op.tail : '';
+    if (op.op === 'replace') {
+      this.tail = text;
+      this.tailAppend = [];
+      this.tailRev++;
+    } else if (op.op === 'append') {
+      if (text) this.tailAppend.push(text);
+    }
+  }
+
+  /** joined is the HTML the regions add up to (appended code text aside). */
+  joined() {
+    return this.base + this.seals.join('') + this.tail;
+  }
+
+  hasText() {
+    return this.base.trim() !== '' || this.seals.length > 0 || this.tail.trim() !== '' || this.tailAppend.length > 0;
+  }
+}
+
+/** PlainPart is every other kind: its text is plain and only grows. */
+export class PlainPart {
+  constructor(kind, { text = '', name = '', callId = '' } = {}) {
+    this.kind = kind;
+    this.closed = false;
+    this.text = String(text || '');
+    this.name = String(name || '');
+    this.callId = String(callId || '');
+    this.resetRev = 0; // bumps when the text is replaced, not appended to
+  }
+
+  reset(text = '') {
+    this.text = String(text || '');
+    this.resetRev++;
+  }
+
+  take(op) {
+    if (typeof op.text === 'string') this.text += op.text;
+  }
+
+  hasText() {
+    return this.text !== '';
+  }
+}
+
+/** newPart makes the state of a part of kind (o: name, callId, text or html). */
+export function newPart(kind, o = {}) {
+  return kind === 'text' ? new TextPart(o.html) : new PlainPart(String(kind), o);
+}
+
+/**
+ * partsOf returns a stored message's parts: its `parts` when the server
+ * sent them, else its reasoning (if any) and then its HTML, which is how
+ * every reply of reasoning and text is sent.
+ */
+export function partsOf({ parts = null, html = '', reasoning = '' } = {}) {
+  if (Array.isArray(parts) && parts.length) {
+    return parts.map((p) => newPart(p && p.kind, p || {}));
+  }
+  const out = [];
+  if (reasoning) out.push(new PlainPart('reasoning', { text: reasoning }));
+  if (html || !reasoning) out.push(new TextPart(html));
+  return out;
+}
+
+// ---------- Views: one per kind ----------
+
+// Whitespace between tags does not matter when comparing final HTML with
+// what was built from blocks.
+export const squash = (s) => String(s).replace(/>\s+</g, '><').trim();
+
+/**
+ * TextView draws a text part into div.msg-body. Sealed blocks are appended
+ * as their own nodes and never rebuilt; the tail is replaced (or its code
+ * element grows). A part that is over when first drawn (a stored reply) is
+ * set as one piece of HTML, as it always was.
+ */
+class TextView {
+  constructor(part, doc, hooks) {
+    this.part = part;
+    this.hooks = hooks;
+    this.el = doc.createElement('div');
+    this.el.className = 'msg-body md';
+    this.resetRev = -1;
+    this.shownBase = '';
+    this.shownSeals = 0;
+    this.shownTailRev = -1;
+    this.shownTail = '';
+    this.shownAppends = 0;
+    this.prevSealStrings = [];
+    this.sealedEl = null;
+    this.tailEl = null;
+    this.announcedEnd = false;
+  }
+
+  sync(final) {
+    const p = this.part;
+    const doc = this.el.ownerDocument;
+    if (this.whole) {
+      // Drawn whole: stays so until something is added (a reply
+      // continued here), then is drawn in regions from the start.
+      if (this.resetRev === p.resetRev && p.seals.length === 0 && this.shownTailRev === p.tailRev && p.tailAppend.length === 0) return;
+      this.whole = false;
+      this.resetRev = -1;
+      this.shownBase = '';
+    }
+    if (this.resetRev !== p.resetRev) {
+      // A reset whose HTML is what is already on screen (the end of a
+      // reply, a snapshot) keeps the DOM: no flash, no second typesetting.
+      const shown = this.sealedEl && this.shownAppends === 0 ? this.shownBase + this.prevSealStrings.join('') + this.shownTail : null;
+      if (shown !== null && p.seals.length === 0 && p.tail === '' && squash(p.base) === squash(shown)) {
+        this.resetRev = p.resetRev;
+        this.shownTailRev = p.tailRev;
+        return;
+      }
+      if (!this.sealedEl && final && p.seals.length === 0 && p.tail === '' && p.tailAppend.length === 0) {
+        // A stored reply: its HTML set once, as one piece.
+        setSanitised(this.el, p.base);
+        typeset(this.el);
+        this.whole = true;
+        this.resetRev = p.resetRev;
+        this.shownTailRev = p.tailRev;
+        this.announcedEnd = true;
+        return;
+      }
+      this.sealedEl = doc.createElement('div');
+      this.sealedEl.className = 'msg-sealed';
+      this.tailEl = doc.createElement('div');
+      this.tailEl.className = 'msg-tail';
+      setSanitised(this.sealedEl, p.base);
+      this.el.replaceChildren(this.sealedEl, this.tailEl);
+      typeset(this.sealedEl);
+      this.resetRev = p.resetRev;
+      this.shownBase = p.base;
+      this.shownSeals = 0;
+      this.prevSealStrings = [];
+      this.shownTailRev = -1;
+      this.shownTail = '';
+      this.shownAppends = 0;
+    }
+    while (this.shownSeals < p.seals.length) {
+      const markup = p.seals[this.shownSeals++];
+      this.prevSealStrings.push(markup);
+      const nodes = appendSanitised(this.sealedEl, markup);
+      typeset(nodes);
+      if (this.hooks.onAnnounce) this.hooks.onAnnounce(nodes.map((n) => n.textContent).join(' ').trim());
+    }
+    if (this.shownTailRev !== p.tailRev) {
+      setSanitised(this.tailEl, p.tail);
+      this.shownTail = p.tail;
+      this.shownTailRev = p.tailRev;
+      this.shownAppends = 0;
+      typeset(this.tailEl);
+    }
+    while (this.shownAppends < p.tailAppend.length) {
+      // Escaped text for the open code fence: it grows inside its <code>.
+      const codes = this.tailEl.querySelectorAll('.code-block code');
+      const target = codes.length ? codes[codes.length - 1] : this.tailEl;
+      appendSanitised(target, p.tailAppend[this.shownAppends++]);
+    }
+    if ((final || p.closed) && !this.announcedEnd) {
+      this.announcedEnd = true;
+      const t = this.tailEl.textContent.trim();
+      if (this.hooks.onAnnounce && t) this.hooks.onAnnounce(t);
+    }
+  }
+}
+
+/**
+ * PlainView draws plain text that grows: new text is appended as a text
+ * node, never parsed.
+ */
+class PlainView {
+  constructor(part, doc, textEl) {
+    this.part = part;
+    this.textEl = textEl;
+    this.shown = 0;
+    this.resetRev = -1;
+  }
+
+  syncText() {
+    const p = this.part;
+    if (this.resetRev !== p.resetRev || p.text.length < this.shown) {
+      this.textEl.textContent = p.text;
+      this.resetRev = p.resetRev;
+    } else if (p.text.length > this.shown) {
+      this.textEl.appendChild(this.textEl.ownerDocument.createTextNode(p.text.slice(this.shown)));
+    }
+    this.shown = p.text.length;
+  }
+}
+
+function el(doc, tag, className, text) {
+  const e = doc.createElement(tag);
+  if (className) e.className = className;
+  if (text) e.textContent = text;
+  return e;
+}
+
+/** ReasoningView: the model's reasoning, folded, as it always was. */
+class ReasoningView extends PlainView {
+  constructor(part, doc) {
+    const details = el(doc, 'details', 'reasoning');
+    details.appendChild(el(doc, 'summary', 'reasoning-summary', 'Reasoning'));
+    const text = details.appendChild(el(doc, 'div', 'reasoning-text'));
+    super(part, doc, text);
+    this.el = details;
+  }
+
+  sync() {
+    this.syncText();
+    this.el.hidden = this.part.text === '';
+  }
+}
+
+/** ToolCallView: a call the model asked for, its arguments folded. */
+class ToolCallView extends PlainView {
+  constructor(part, doc) {
+    const details = el(doc, 'details', 'part-tool');
+    const summary = details.appendChild(el(doc, 'summary', 'part-tool-summary'));
+    const text = details.appendChild(el(doc, 'pre', 'part-tool-text'));
+    super(part, doc, text);
+    this.el = details;
+    this.summary = summary;
+  }
+
+  sync() {
+    this.summary.textContent = 'Tool call' + (this.part.name ? ': ' + this.part.name : '');
+    this.syncText();
+  }
+}
+
+/** ToolResultView: what a tool returned, folded. */
+class ToolResultView extends PlainView {
+  constructor(part, doc) {
+    const details = el(doc, 'details', 'part-tool');
+    details.appendChild(el(doc, 'summary', 'part-tool-summary', 'Tool result'));
+    const text = details.appendChild(el(doc, 'pre', 'part-tool-text'));
+    super(part, doc, text);
+    this.el = details;
+  }
+
+  sync() {
+    this.syncText();
+  }
+}
+
+/** PauseView: the reply waits for the reader. */
+class PauseView extends PlainView {
+  constructor(part, doc) {
+    const p = el(doc, 'p', 'part-pause');
+    super(part, doc, p);
+    this.el = p;
+  }
+
+  sync() {
+    this.syncText();
+  }
+}
+
+/** NoticeView: a line from LLeMbas itself. */
+class NoticeView extends PlainView {
+  constructor(part, doc) {
+    const p = el(doc, 'p', 'part-notice');
+    super(part, doc, p);
+    this.el = p;
+  }
+
+  sync() {
+    this.syncText();
+  }
+}
+
+const VIEWS = {
+  text: TextView,
+  reasoning: ReasoningView,
+  tool_call: ToolCallView,
+  tool_result: ToolResultView,
+  pause: PauseView,
+  notice: NoticeView,
+};
+
+/** viewFor returns the view of a part (an unknown kind is drawn as a notice). */
+export function viewFor(part, doc, hooks) {
+  const View = VIEWS[part.kind] || NoticeView;
+  return new View(part, doc, hooks);
+}

@@ -1,0 +1,256 @@
+// selftest.js — loaded only when App.Info says selfTest is on (the
+// LEMBAS_SELFTEST variable, set by the desktop and browser tests). It drives
+// the real transport from inside the page and reports each step back through
+// Diag.Report, which the test reads from the process's output. It is the
+// only way to prove, from outside, that a call went through the Wails bridge.
+
+import { call, on, isDesktop } from '../core/transport.js';
+
+const report = (step, ok, detail) => call('Diag.Report', step, !!ok, String(detail ?? ''));
+
+function eventRoundTrip() {
+  return new Promise((resolve, reject) => {
+    let timer;
+    let retry;
+    const off = on('selftest', (data) => {
+      clearTimeout(timer);
+      clearInterval(retry);
+      off();
+      resolve(data);
+    });
+    // The browser's EventSource may still be connecting: emit until heard.
+    const emit = () => call('Diag.Emit', 'selftest', { n: 42 }).catch(() => {});
+    emit();
+    retry = setInterval(emit, 300);
+    timer = setTimeout(() => {
+      clearInterval(retry);
+      off();
+      reject(new Error('no event within 30 s'));
+    }, 30000);
+  });
+}
+
+// The limits here are generous: the desktop tests run beside others on a
+// loaded machine, where a first render can take seconds.
+async function waitForText(selector, text) {
+  for (let i = 0; i < 600; i++) {
+    const el = document.querySelector(selector);
+    if (el && el.textContent.includes(text)) return el.textContent;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const main = document.querySelector('#main');
+  return document.querySelector(selector)?.textContent ?? `(missing at ${location.hash}: ${(main ? main.innerText : '').replace(/\s+/g, ' ').slice(0, 200)})`;
+}
+
+function until(cond, ms = 20000) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const tick = () => {
+      let v;
+      try { v = cond(); } catch { v = false; }
+      if (v) return resolve(v);
+      if (Date.now() - started > ms) return reject(new Error('timed out waiting'));
+      setTimeout(tick, 50);
+    };
+    tick();
+  });
+}
+
+// chatStep sends a message through the real composer and waits for the
+// streamed reply, when the test has set up a model (otherwise it is skipped).
+async function chatStep() {
+  const models = await call('Models.Picker');
+  if (!models.length) return;
+  location.hash = '#/';
+  const box = await until(() => document.querySelector('#composer-input'));
+  const setValue = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set;
+  setValue.call(box, 'Hello from the self-test');
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+  // Let the composer re-render with the text before pressing Enter, as
+  // typing would.
+  await new Promise((r) => setTimeout(r, 100));
+  box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', code: 'Enter', keyCode: 13, bubbles: true, cancelable: true }));
+  const done = () => {
+    const m = [...document.querySelectorAll('.msg-assistant')].pop();
+    return m && !m.classList.contains('is-streaming') && m.querySelector('.msg-body')?.innerText.trim() ? m : null;
+  };
+  const reply = await until(done).catch((e) => {
+    const main = document.querySelector('#main');
+    throw new Error(`${e.message} at ${location.hash}: ${(main ? main.innerText : '').replace(/\s+/g, ' ').slice(0, 300)}`);
+  });
+  await report('chat', location.hash.startsWith('#/chat/'), reply.querySelector('.msg-body').innerText.replace(/\s+/g, ' ').slice(0, 200));
+}
+
+// A 1×1 PNG, for when the canvas cannot make one.
+const TINY_PNG = [137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31, 21, 196, 137,
+  0, 0, 0, 13, 73, 68, 65, 84, 120, 156, 99, 248, 207, 192, 240, 31, 0, 5, 0, 1, 255, 137, 153, 61, 29, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130];
+
+// pngFile draws a small picture and returns it as a PNG File.
+async function pngFile() {
+  const c = document.createElement('canvas');
+  c.width = 64;
+  c.height = 48;
+  const g = c.getContext('2d');
+  let blob = null;
+  if (g) {
+    g.fillStyle = '#ffffff';
+    g.fillRect(0, 0, 64, 48);
+    g.fillStyle = '#2f5d2f';
+    g.fillRect(8, 8, 32, 24);
+    blob = await new Promise((resolve) => c.toBlob(resolve, 'image/png'));
+  }
+  if (!blob) blob = new Blob([new Uint8Array(TINY_PNG)], { type: 'image/png' });
+  return new File([blob], 'selftest.png', { type: 'image/png' });
+}
+
+// attachStep attaches a PNG through the composer's own file input (so it
+// is uploaded by attachments.js with POST /api/files — in the desktop app
+// through the Wails asset server, which is our http.Handler), sends it,
+// and checks the chip in the sent message and GET /api/files/{id}.
+async function attachStep() {
+  const models = await call('Models.Picker');
+  if (!models.length) return;
+  location.hash = '#/';
+  await until(() => location.hash === '#/' && document.querySelector('#composer-file') && !document.querySelector('.msg-user'));
+  const input = document.querySelector('#composer-file');
+  const dt = new DataTransfer();
+  dt.items.add(await pngFile());
+  input.files = dt.files;
+  input.dispatchEvent(new Event('change', { bubbles: true }));
+  const chip = await until(() => document.querySelector('.composer .attach-chip.is-ready, .composer .attach-chip.is-error'));
+  const chipText = [...chip.querySelectorAll('.attach-name, .attach-detail')].map((e) => e.textContent).join(' ');
+  await report('attach-upload', chip.classList.contains('is-ready'), chipText);
+  if (!chip.classList.contains('is-ready')) return;
+
+  const box = document.querySelector('#composer-input');
+  const setValue = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set;
+  setValue.call(box, 'What is in this picture?');
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+  await new Promise((r) => setTimeout(r, 100));
+  box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', code: 'Enter', keyCode: 13, bubbles: true, cancelable: true }));
+  const sent = await until(() => {
+    const m = [...document.querySelectorAll('.msg-user')].pop();
+    return m && m.querySelector('.attach-chip a.attach-link') ? m : null;
+  });
+  const link = sent.querySelector('.attach-chip a.attach-link');
+  const thumb = await until(() => {
+    const i = sent.querySelector('img.attach-thumb');
+    return i && i.complete && i.naturalWidth > 0 ? i : null;
+  }).catch(() => null);
+  // textContent: WebKit's innerText is empty for content it has not laid
+  // out yet (messages use content-visibility).
+  const name = sent.querySelector('.attach-name')?.textContent ?? '';
+  await report('attach-sent', name === 'selftest.png' && !!thumb,
+    `chip ${name} thumb ${thumb ? thumb.naturalWidth + 'x' + thumb.naturalHeight : 'not shown'} at ${location.hash}`);
+
+  const url = new URL(link.getAttribute('href'), location.href);
+  const res = await fetch(url.pathname, { credentials: 'same-origin' });
+  const type = res.headers.get('Content-Type') || '';
+  const bytes = new Uint8Array(res.ok ? await res.arrayBuffer() : []);
+  const png = bytes.length > 8 && bytes[0] === 137 && bytes[1] === 80 && bytes[2] === 78 && bytes[3] === 71;
+  const bitmap = png ? await createImageBitmap(new Blob([bytes], { type })).catch(() => null) : null;
+  await report('attach-get', res.ok && type === 'image/png' && !!bitmap,
+    `${res.status} ${type} ${bitmap ? bitmap.width + 'x' + bitmap.height : 'not an image'} from ${url.pathname}`);
+  await until(() => {
+    const m = [...document.querySelectorAll('.msg-assistant')].pop();
+    return m && !m.classList.contains('is-streaming');
+  }).catch(() => {});
+}
+
+// stayStep tries to take the window somewhere else, as a stray drop or a
+// link that slipped through would: the app's navigation guard must refuse,
+// so the page (and this script) is still here to report it.
+async function stayStep() {
+  const before = location.href;
+  location.assign('https://llembas.invalid/');
+  await new Promise((r) => setTimeout(r, 500));
+  await report('stay', location.href === before, location.href);
+}
+
+// dropWatch serves the desktop drop test, which drags files onto the window
+// from outside with X's drag-and-drop protocol: it says where the composer
+// is (CSS pixels from the top left of the page, and the pixel ratio), then
+// reports each file that lands in the composer once its upload is done.
+async function dropWatch() {
+  const form = document.querySelector('form.composer');
+  if (!form) return; // no model was set up, so the steps above stayed in Settings
+  const r = form.getBoundingClientRect();
+  await report('composer-at', true, [r.left, r.top, r.width, r.height].map(Math.round).join(' ') + ` ${window.devicePixelRatio}`);
+  const b = document.querySelector('#composer-input').getBoundingClientRect();
+  await report('box-at', true, [b.left, b.top, b.width, b.height].map(Math.round).join(' '));
+  const seen = new Set();
+  let typed = '';
+  for (;;) {
+    // A dropped file must never land in the box as its file:// URI.
+    const box = document.querySelector('#composer-input');
+    if (box && box.value !== typed) {
+      typed = box.value;
+      await report('box', typed === '', typed);
+    }
+    for (const chip of document.querySelectorAll('.composer .attach-chip.is-ready, .composer .attach-chip.is-error')) {
+      const name = chip.querySelector('.attach-name')?.textContent ?? '';
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const detail = chip.querySelector('.attach-detail')?.textContent ?? '';
+      await report('dropped', chip.classList.contains('is-ready'), `${name} ${detail}`.trim());
+    }
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+export async function run(info) {
+  try {
+    await report('transport', isDesktop() === (info.mode === 'desktop'), `${isDesktop() ? 'bridge' : 'http'} for mode ${info.mode}`);
+    location.hash = '#/settings/about';
+    const shown = await waitForText('#info-datadir', info.dataDir);
+    await report('rendered', shown.includes(info.dataDir), shown);
+    await report('theme', true, document.documentElement.dataset.theme);
+
+    const data = await eventRoundTrip();
+    await report('event', data && data.n === 42, JSON.stringify(data));
+
+    try {
+      await call('Diag.NilDeref');
+      await report('panic', false, 'a nil dereference returned no error');
+    } catch (e) {
+      await report('panic', e.kind === 'internal', `${e.kind}: ${e.message}`);
+    }
+    const again = await call('App.Info');
+    await report('after-panic', again.dataDir === info.dataDir, 'the app still answers');
+
+    // A native route (not a facade method) that panics: in the desktop app
+    // Wails' asset server has no recover, so only ours keeps the app up.
+    const crashed = await fetch('/api/selftest/panic');
+    const crashBody = await crashed.json().catch(() => ({}));
+    await report('route-panic', crashed.status === 500 && crashBody.error?.kind === 'internal', `${crashed.status} ${crashBody.error?.kind}`);
+    const still = await fetch('/api/App.Info', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[]' });
+    await report('after-route-panic', still.ok, still.status);
+
+    // Files go through the same http.Handler in both modes.
+    const css = await fetch('css/tokens.css');
+    await report('asset', css.ok, css.status);
+    // Every stylesheet the page links (one per area, css/*.css) arrived.
+    const links = [...document.querySelectorAll('link[rel=stylesheet]')];
+    const loaded = (l) => { try { return l.sheet.cssRules.length > 0; } catch { return false; } }; // a failed load throws
+    const unstyled = links.filter((l) => !loaded(l)).map((l) => l.getAttribute('href'));
+    await report('styles', links.length > 0 && unstyled.length === 0, unstyled.length > 0 ? 'missing ' + unstyled.join(' ') : `${links.length} stylesheets`);
+    const api = await fetch('/api/App.Info', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[]' });
+    const body = api.ok ? await api.json() : {};
+    await report('handler-api', body.dataDir === info.dataDir, api.status);
+    await chatStep();
+    await attachStep();
+    if (info.mode === 'desktop') {
+      try {
+        await call('App.Notify', { title: 'Self-test', body: 'A reply finished.' });
+        await report('notify', true, 'sent');
+      } catch (e) {
+        await report('notify', false, `${e.kind}: ${e.message}`);
+      }
+    }
+    if (info.mode === 'desktop') await stayStep();
+    await report('done', true, '');
+    if (isDesktop()) await dropWatch();
+  } catch (e) {
+    await report('error', false, e && e.message).catch(() => {});
+  }
+}
