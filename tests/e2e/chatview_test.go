@@ -47,6 +47,6 @@ func TestChatSidePanelSlot(t *testing.T) {
 		t.Errorf("the side panel is not as high as the chat: chat %+v, side %+v", g.Chat, g.Side)
 	}
 	a.shot("side")
-	a.await(`import('./vendor/htm-preact/standalone.module.js').then((p) => { p.render(null, document.querySelector('#side-test')); return 'gone'; })`)
+	a.await(`import(` + appModule("../vendor/htm-preact/standalone.module.js") + `).then((p) => { p.render(null, document.querySelector('#side-test')); return 'gone'; })`)
 	a.pe.check(t)
 }
