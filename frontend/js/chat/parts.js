@@ -241,58 +241,60 @@ function el(doc, tag, className, text) {
   return e;
 }
 
-/** ReasoningView: the model's reasoning, folded, as it always was. */
-class ReasoningView extends PlainView {
-  constructor(part, doc) {
-    const details = el(doc, 'details', 'reasoning');
-    details.appendChild(el(doc, 'summary', 'reasoning-summary', 'Reasoning'));
-    const text = details.appendChild(el(doc, 'div', 'reasoning-text'));
-    super(part, doc, text);
-    this.el = details;
-  }
-
-  sync() {
-    this.syncText();
-    this.el.hidden = this.part.text === '';
-  }
-}
-
-/** ToolCallView: a call the model asked for, its arguments folded. */
-class ToolCallView extends PlainView {
-  constructor(part, doc) {
-    const details = el(doc, 'details', 'part-tool');
-    const summary = details.appendChild(el(doc, 'summary', 'part-tool-summary'));
-    const text = details.appendChild(el(doc, 'pre', 'part-tool-text'));
+/**
+ * FoldView: a part folded under a summary line (reasoning, a tool call, a
+ * tool result). label gives the summary's text from the part.
+ */
+class FoldView extends PlainView {
+  constructor(part, doc, { cls, summaryCls, textTag, textCls, label, hideEmpty = false }) {
+    const details = el(doc, 'details', cls);
+    const summary = details.appendChild(el(doc, 'summary', summaryCls));
+    const text = details.appendChild(el(doc, textTag, textCls));
     super(part, doc, text);
     this.el = details;
     this.summary = summary;
+    this.label = label;
+    this.hideEmpty = hideEmpty;
   }
 
   sync() {
-    this.summary.textContent = 'Tool call' + (this.part.name ? ': ' + this.part.name : '');
+    const label = this.label(this.part);
+    if (this.summary.textContent !== label) this.summary.textContent = label;
     this.syncText();
+    if (this.hideEmpty) this.el.hidden = this.part.text === '';
   }
 }
+
+/** ReasoningView: the model's reasoning, folded, as it always was. */
+const ReasoningView = class extends FoldView {
+  constructor(part, doc) {
+    super(part, doc, { cls: 'reasoning', summaryCls: 'reasoning-summary', textTag: 'div', textCls: 'reasoning-text', label: () => 'Reasoning', hideEmpty: true });
+  }
+};
+
+const tool = (label) => ({ cls: 'part-tool', summaryCls: 'part-tool-summary', textTag: 'pre', textCls: 'part-tool-text', label });
+
+/** ToolCallView: a call the model asked for, its arguments folded. */
+const ToolCallView = class extends FoldView {
+  constructor(part, doc) {
+    super(part, doc, tool((p) => 'Tool call' + (p.name ? ': ' + p.name : '')));
+  }
+};
 
 /** ToolResultView: what a tool returned, folded. */
-class ToolResultView extends PlainView {
+const ToolResultView = class extends FoldView {
   constructor(part, doc) {
-    const details = el(doc, 'details', 'part-tool');
-    details.appendChild(el(doc, 'summary', 'part-tool-summary', 'Tool result'));
-    const text = details.appendChild(el(doc, 'pre', 'part-tool-text'));
-    super(part, doc, text);
-    this.el = details;
+    super(part, doc, tool(() => 'Tool result'));
   }
+};
 
-  sync() {
-    this.syncText();
-  }
-}
-
-/** PauseView: the reply waits for the reader. */
-class PauseView extends PlainView {
-  constructor(part, doc) {
-    const p = el(doc, 'p', 'part-pause');
+/**
+ * LineView: one line of plain text, its class saying what it is: a pause
+ * (the reply waits for the reader) or a notice (a line from LLeMbas itself).
+ */
+class LineView extends PlainView {
+  constructor(part, doc, cls) {
+    const p = el(doc, 'p', cls);
     super(part, doc, p);
     this.el = p;
   }
@@ -302,18 +304,17 @@ class PauseView extends PlainView {
   }
 }
 
-/** NoticeView: a line from LLeMbas itself. */
-class NoticeView extends PlainView {
+const PauseView = class extends LineView {
   constructor(part, doc) {
-    const p = el(doc, 'p', 'part-notice');
-    super(part, doc, p);
-    this.el = p;
+    super(part, doc, 'part-pause');
   }
+};
 
-  sync() {
-    this.syncText();
+const NoticeView = class extends LineView {
+  constructor(part, doc) {
+    super(part, doc, 'part-notice');
   }
-}
+};
 
 const VIEWS = {
   text: TextView,
