@@ -70,8 +70,9 @@ func (f *Feed[F]) Wake() {
 
 // Run publishes coalesced frames until Finish: the first at once after a
 // Wake, later ones at most every interval. It returns once the feed has
-// finished. A panic in the source leaves the lock free and ends Run (the
-// caller recovers it); followers then get the final frame only.
+// finished. A panic in the source or in publish leaves the lock free and
+// ends Run (the caller recovers it); followers then get the final frame
+// only.
 func (f *Feed[F]) Run() {
 	var last time.Time
 	for {
@@ -98,7 +99,8 @@ func (f *Feed[F]) Run() {
 
 // send publishes the next frame, if anything changed, and reports false
 // once the feed has finished. The lock is released by a defer: a panic in
-// the source must not leave it held, or the owner would wait forever.
+// the source or publish must not leave it held, or the owner would wait
+// forever.
 func (f *Feed[F]) send() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -66,7 +66,13 @@ func newEnv(t *testing.T, every time.Duration, run bool) *env {
 			e.f.Run()
 		}()
 	}
-	t.Cleanup(func() { e.f.Finish(e.d.final) })
+	t.Cleanup(func() {
+		// A test that failed with the lock held must still end.
+		if e.d.mu.TryLock() {
+			e.d.mu.Unlock()
+			e.f.Finish(e.d.final)
+		}
+	})
 	return e
 }
 
