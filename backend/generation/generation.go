@@ -19,6 +19,7 @@ import (
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/events"
+	"github.com/llembas/lembas/backend/follow"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/render"
@@ -210,17 +211,15 @@ type gen struct {
 	curReason int
 	opened    int // parts[:opened] have been opened to followers
 	size      int // bytes of text in every part (MaxReply)
-	seq       int64
 	firstTok  time.Duration
 	status    store.Status
 	errText   string
 	metrics   Metrics
 	dirty     bool
-	finished  bool
-	final     Frame
 
-	kick chan struct{}
-	done chan struct{}
+	// feed numbers, coalesces and publishes the reply's frames; it is
+	// guarded by mu with the rest, and its Done is the reply's end.
+	feed *follow.Feed[Frame]
 }
 
 // Start begins a reply. It refuses (conflict) when the chat already has one
@@ -242,8 +241,13 @@ func (s *Service) Start(job Job) error {
 		job: job, rnd: s.rnd, ctx: ctx, cancel: cancel, start: time.Now(),
 		curText: -1, curReason: -1,
 		status: StatusStreaming,
-		kick:   make(chan struct{}, 1), done: make(chan struct{}),
 	}
+	user := int64(job.User)
+	g.feed = follow.New(&g.mu, s.opt.FrameEvery, follow.Source[Frame](g), func(f Frame) {
+		// Publish does not block: a slow follower is dropped, not waited
+		// for (it runs under the reply's lock).
+		s.bus.Publish(events.Event{Topic: Topic, UserID: user, Data: f})
+	})
 	// Continue: the reply's parts so far, its last text and reasoning
 	// parts open again unless a part of another kind came after them.
 	for _, sp := range job.Prefix {
@@ -283,7 +287,7 @@ func (s *Service) Start(job Job) error {
 func (g *gen) isFinished() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.finished
+	return g.feed.Finished()
 }
 
 // Stop aborts the chat's running reply: the upstream request is cancelled
@@ -297,7 +301,7 @@ func (s *Service) Stop(user ids.UserID, chat ids.ChatID) bool {
 		return false
 	}
 	g.cancel(errStopped)
-	<-g.done
+	<-g.feed.Done()
 	return true
 }
 
@@ -318,7 +322,7 @@ func (s *Service) Wait(ctx context.Context, chat ids.ChatID) error {
 		return nil
 	}
 	select {
-	case <-g.done:
+	case <-g.feed.Done():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -334,21 +338,21 @@ func (s *Service) Live(user ids.UserID, chat ids.ChatID) (Frame, bool) {
 	if !ok || g.job.User != user {
 		return Frame{}, false
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.finished {
-		return g.final, true
-	}
-	m := g.metrics
-	// The snapshot shows what followers have been sent (seq), so frames
-	// after it apply on top; text not yet framed arrives with the next one.
-	return Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq,
-		Parts: g.snapshot(), Status: StatusStreaming, Metrics: &m}, true
+	return g.feed.Live(), true
 }
 
-// snapshot opens every part followers have been sent, with all of it they
+// Snapshot is the reply as followers have been sent it up to frame seq
+// (follow.Source), so frames after it apply on top; text not yet framed
+// arrives with the next one. g.mu held.
+func (g *gen) Snapshot(seq int64) Frame {
+	m := g.metrics
+	return Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq,
+		Parts: g.snapshotParts(), Status: StatusStreaming, Metrics: &m}
+}
+
+// snapshotParts opens every part followers have been sent, with all of it they
 // have. g.mu held.
-func (g *gen) snapshot() []PartOp {
+func (g *gen) snapshotParts() []PartOp {
 	ops := make([]PartOp, 0, g.opened)
 	for i, p := range g.parts[:g.opened] {
 		op := PartOp{I: i, Open: p.kind, Name: p.name, CallID: p.callID, Close: p.closeSent}
@@ -406,7 +410,11 @@ func (s *Service) run(g *gen) {
 }
 
 // frames sends coalesced frames to followers until the reply finishes: the
-// first at once, later ones at most every FrameEvery.
+// first at once, later ones at most every FrameEvery (follow.Feed.Run). A
+// panic while rendering a frame ends the frames, not the reply: the feed
+// leaves the reply's lock free, so the reply, the checkpoint writer (which
+// holds the service's lock while it waits for the reply's) and with it
+// every other reply go on.
 func (s *Service) frames(g *gen) {
 	defer s.wg.Done()
 	defer func() {
@@ -414,58 +422,19 @@ func (s *Service) frames(g *gen) {
 			s.log.Error("panic rendering a reply; followers get its final frame only", "chat", g.job.Chat, "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
-	var last time.Time
-	for {
-		select {
-		case <-g.kick:
-		case <-g.done:
-			return
-		}
-		if wait := s.opt.FrameEvery - time.Since(last); !last.IsZero() && wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-g.done:
-				return
-			}
-		}
-		last = time.Now()
-		if !s.sendFrame(g) {
-			return
-		}
-	}
+	g.feed.Run()
 }
 
-// sendFrame publishes the reply's next frame, if anything changed, and
-// reports false once the reply has finished. The lock is released by a
-// defer: a panic while rendering or publishing must not leave it held, or
-// the reply, the checkpoint writer (which holds the service's lock while
-// it waits for the reply's) and with it every other reply would wait
-// forever.
-func (s *Service) sendFrame(g *gen) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.finished {
-		return false
-	}
-	// Publish under the lock, so a frame can never overtake the final
-	// one (Publish does not block).
-	if f, ok := g.nextFrame(); ok {
-		s.bus.Publish(events.Event{Topic: Topic, UserID: int64(g.job.User), Data: f})
-	}
-	return true
-}
-
-// nextFrame builds the frame of everything since the last one, or reports
-// that nothing changed. g.mu held.
-func (g *gen) nextFrame() (Frame, bool) {
+// Next builds frame seq of everything since the last one, or reports that
+// nothing changed (follow.Source). g.mu held.
+func (g *gen) Next(seq int64) (Frame, bool) {
 	ops := g.partOps(false)
 	if len(ops) == 0 {
 		return Frame{}, false
 	}
-	g.seq++
 	g.updateMetrics(nil)
 	m := g.metrics
-	return Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq, Status: StatusStreaming, Parts: ops, Metrics: &m}, true
+	return Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq, Status: StatusStreaming, Parts: ops, Metrics: &m}, true
 }
 
 // partOps returns the operations that bring followers up to date: parts
@@ -599,19 +568,18 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 
 	s.writeFinal(upd)
 
-	g.mu.Lock()
-	g.seq++
-	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: g.seq, Parts: ops,
-		Status: status, Error: g.errText, Metrics: &m, Content: content}
-	for _, p := range g.parts {
-		p.closed, p.closeSent = true, true
-	}
-	g.final = f
-	g.final.Parts = g.snapshot()
-	g.finished = true
-	s.bus.Publish(events.Event{Topic: Topic, UserID: int64(g.job.User), Data: f})
-	g.mu.Unlock()
-	close(g.done)
+	// The final frame is one seq after the last; Live answers kept, the
+	// whole reply, from now on.
+	g.feed.Finish(func(seq int64) (sent, kept Frame) {
+		sent = Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq, Parts: ops,
+			Status: status, Error: g.errText, Metrics: &m, Content: content}
+		for _, p := range g.parts {
+			p.closed, p.closeSent = true, true
+		}
+		kept = sent
+		kept.Parts = g.snapshotParts()
+		return sent, kept
+	})
 
 	if g.job.Done != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -699,7 +667,7 @@ func (s *Service) checkpoint() {
 	var batch []store.MessageUpdate
 	for _, g := range s.byChat {
 		g.mu.Lock()
-		if g.dirty && !g.finished {
+		if g.dirty && !g.feed.Finished() {
 			g.updateMetrics(nil)
 			metrics, _ := json.Marshal(g.metrics)
 			batch = append(batch, store.MessageUpdate{ID: g.job.Message, Parts: g.storedParts(),
@@ -721,7 +689,7 @@ func (s *Service) checkpoint() {
 		s.mu.Lock()
 		for _, g := range s.byChat {
 			g.mu.Lock()
-			if !g.finished && g.status == StatusStreaming {
+			if !g.feed.Finished() && g.status == StatusStreaming {
 				g.dirty = true
 			}
 			g.mu.Unlock()

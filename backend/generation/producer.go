@@ -191,9 +191,4 @@ func (g *gen) content() string {
 }
 
 // wake tells the frame goroutine that something changed.
-func (g *gen) wake() {
-	select {
-	case g.kick <- struct{}{}:
-	default:
-	}
-}
+func (g *gen) wake() { g.feed.Wake() }
