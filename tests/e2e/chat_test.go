@@ -75,8 +75,18 @@ func TestChatInChromium(t *testing.T) {
 		}
 		return fakellm.Fixture("stream-no-reasoning")
 	}))
+	// Each step drives the tab as its own subtest, so that a failure is
+	// reported there (driven with the parent's t, it read "subtest may
+	// have called FailNow on a parent test" and stopped every later step).
+	run := func(name string, step func(t *testing.T)) {
+		t.Run(name, func(st *testing.T) {
+			a.t = st
+			defer func() { a.t = t }()
+			step(st)
+		})
+	}
 
-	t.Run("send and stream with reasoning, code and math", func(t *testing.T) {
+	run("send and stream with reasoning, code and math", func(t *testing.T) {
 		a.llm.Enqueue(fakellm.NewStream().Reasoning("Considering ", "the question.").
 			Content("Here is code:\n\n", "```go\nfunc main() {}\n```\n\n", "and math $x^2$ ", "done.").Reply().Every(30 * time.Millisecond))
 		a.send("Hello there")
@@ -95,7 +105,7 @@ func TestChatInChromium(t *testing.T) {
 		a.waitJS(`!!document.querySelector('.chat-row.is-active') && !document.querySelector('.chat-row.is-active.is-unread')`)
 	})
 
-	t.Run("stop keeps what arrived", func(t *testing.T) {
+	run("stop keeps what arrived", func(t *testing.T) {
 		a.llm.Enqueue(fakellm.Stream("partial ", "words ", "never ", "finished").StallAfter(3))
 		a.send("Tell me a long story")
 		a.waitJS(lastReply + `.includes('words')`)
@@ -105,7 +115,7 @@ func TestChatInChromium(t *testing.T) {
 		a.waitJS(`/stopped/i.test(` + lastReply + `)`)
 	})
 
-	t.Run("reload mid-reply reattaches", func(t *testing.T) {
+	run("reload mid-reply reattaches", func(t *testing.T) {
 		var pieces []string
 		for i := 1; i <= 40; i++ {
 			pieces = append(pieces, fmt.Sprintf("w%02d ", i))
@@ -122,7 +132,7 @@ func TestChatInChromium(t *testing.T) {
 		}
 	})
 
-	t.Run("regenerate replaces the last reply", func(t *testing.T) {
+	run("regenerate replaces the last reply", func(t *testing.T) {
 		// Several times over: the new reply usually gets the deleted one's
 		// id, and an instant reply's frames used to go to the old one.
 		for _, answer := range []string{"a fresh answer", "a second try", "a third try"} {
@@ -133,14 +143,14 @@ func TestChatInChromium(t *testing.T) {
 		}
 	})
 
-	t.Run("endpoint error is shown in plain words", func(t *testing.T) {
+	run("endpoint error is shown in plain words", func(t *testing.T) {
 		a.llm.Enqueue(fakellm.Status(http.StatusUnauthorized, ""))
 		a.send("Will this fail?")
 		a.waitReplyIdle()
 		a.waitJS(`/key/i.test(` + lastReply + `)`)
 	})
 
-	t.Run("length cut-off offers Continue", func(t *testing.T) {
+	run("length cut-off offers Continue", func(t *testing.T) {
 		a.llm.Enqueue(fakellm.NewStream().Content("cut").Finish("length").Reply())
 		a.send("Be long")
 		a.waitReplyIdle()
@@ -150,7 +160,7 @@ func TestChatInChromium(t *testing.T) {
 		a.waitReplyIdle()
 	})
 
-	t.Run("edit rewinds", func(t *testing.T) {
+	run("edit rewinds", func(t *testing.T) {
 		before := a.js(`document.querySelectorAll('.msg').length`).(float64)
 		if before < 4 {
 			t.Fatalf("only %v messages", before)
@@ -165,7 +175,7 @@ func TestChatInChromium(t *testing.T) {
 		a.waitReplyIdle()
 	})
 
-	t.Run("switch chats and come back", func(t *testing.T) {
+	run("switch chats and come back", func(t *testing.T) {
 		hash := a.js(`location.hash`).(string)
 		a.llm.Enqueue(fakellm.Stream("second chat reply"))
 		a.clickXPath(`//*[self::a or self::button][contains(., 'New chat')]`)
@@ -179,13 +189,13 @@ func TestChatInChromium(t *testing.T) {
 		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('Edited first turn')`)
 	})
 
-	t.Run("search jumps to the message", func(t *testing.T) {
+	run("search jumps to the message", func(t *testing.T) {
 		a.do(harness.Click(chromedp.CSS("#chat-search")), chromedp.SendKeys(chromedp.CSS("#chat-search"), "second"))
 		a.waitJS(`document.querySelectorAll('.search-hit').length > 0`)
 		a.click(".search-hit")
 		a.waitJS(`document.querySelector('.msg-user')?.innerText.includes('A second chat')`)
 	})
-	t.Run("the last open chat reopens", func(t *testing.T) {
+	run("the last open chat reopens", func(t *testing.T) {
 		hash := a.js(`location.hash`).(string)
 		if !strings.HasPrefix(hash, "#/chat/") {
 			t.Fatalf("not on a chat: %q", hash)
@@ -207,7 +217,7 @@ func TestChatInChromium(t *testing.T) {
 		a.waitJS(`location.hash === '` + hash + `'`)
 	})
 
-	t.Run("settings chosen before the first message apply", func(t *testing.T) {
+	run("settings chosen before the first message apply", func(t *testing.T) {
 		a.clickXPath(`//*[self::a or self::button][contains(., 'New chat')]`)
 		a.waitJS(`!location.hash.startsWith('#/chat/')`)
 		a.click(`button[aria-label="Chat settings"]`)
