@@ -523,6 +523,17 @@ func (g *gen) updateMetrics(u *llm.Usage) {
 	g.metrics = m
 }
 
+// finalFrame runs the feed's Finish under a recover of its own: finish
+// runs in run's deferred recover, so a panic here would end the process.
+func (s *Service) finalFrame(g *gen, build func(seq int64) (sent, kept Frame)) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic sending a reply's final frame", "chat", g.job.Chat, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	g.feed.Finish(build)
+}
+
 // finish decides the reply's status, writes the final row (and the chat's
 // unread mark), then sends the final frame — in that order: a follower that
 // sees the final frame may reload the message from the database, which must
@@ -569,8 +580,10 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	s.writeFinal(upd)
 
 	// The final frame is one seq after the last; Live answers kept, the
-	// whole reply, from now on.
-	g.feed.Finish(func(seq int64) (sent, kept Frame) {
+	// whole reply, from now on. A panic while sending it (a follower's
+	// transport) must not end the process nor skip Done: the row is
+	// written, and followers that miss the frame resync from Live.
+	s.finalFrame(g, func(seq int64) (sent, kept Frame) {
 		sent = Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq, Parts: ops,
 			Status: status, Error: g.errText, Metrics: &m, Content: content}
 		for _, p := range g.parts {

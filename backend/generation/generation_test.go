@@ -863,3 +863,48 @@ func TestPanicInAFrameDoesNotStallTheReply(t *testing.T) {
 		t.Errorf("final frame %s %q, snapshot %q, want %q", final.Status, final.Content, liveHTML(t, live), want)
 	}
 }
+
+// panicFinal fails to send a reply's final frame, as a broken follower's
+// transport would.
+type panicFinal struct{ events.Publisher }
+
+func (p panicFinal) Publish(ev events.Event) {
+	if f, ok := ev.Data.(Frame); ok && f.Status != StatusStreaming {
+		panic("injected: the final frame's transport failed")
+	}
+	p.Publisher.Publish(ev)
+}
+
+// A panic while sending the final frame used to escape finish (which runs
+// in run's deferred recover) and end the process. Now the row is final,
+// Done runs, Wait returns and Live answers the finished reply.
+func TestPanicInTheFinalFrameEndsOnlyTheFrame(t *testing.T) {
+	e := newReplyEnv(t, nil)
+	e.gen.bus = panicFinal{e.bus}
+	e.llm.Enqueue(fakellm.Stream("All ", "done."))
+	done := make(chan Outcome, 1)
+	job := e.job(e.chat, e.msg)
+	job.Done = func(_ context.Context, o Outcome) { done <- o }
+	if err := e.gen.Start(job); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.gen.Wait(ctx, e.chat); err != nil {
+		t.Fatalf("the reply did not end: %v", err)
+	}
+	select {
+	case o := <-done:
+		if o.Status != StatusFinal {
+			t.Errorf("Done got %s", o.Status)
+		}
+	case <-ctx.Done():
+		t.Fatal("Done never ran")
+	}
+	if m := e.row(t); m.Status != StatusFinal || m.Content != "All done." {
+		t.Errorf("row is %s with %q", m.Status, m.Content)
+	}
+	if live, ok := e.gen.Live(e.user, e.chat); !ok || live.Status != StatusFinal {
+		t.Errorf("Live answers %v %s, want the final reply", ok, live.Status)
+	}
+}
