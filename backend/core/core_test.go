@@ -28,7 +28,9 @@ import (
 	"github.com/llembas/lembas/frontend"
 )
 
-func testConfig(t *testing.T) config.Config {
+// testConfig is a valid config for an instance in a temporary directory,
+// with no keychain; selfTest adds the Diag facade.
+func testConfig(t testing.TB, selfTest bool) config.Config {
 	t.Helper()
 	cfg, err := config.Load(func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -36,16 +38,29 @@ func testConfig(t *testing.T) config.Config {
 	}
 	cfg.DataDir = t.TempDir()
 	cfg.NoKeychain = true
-	cfg.SelfTest = true
+	cfg.SelfTest = selfTest
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
 }
 
+// openBench opens an instance for a benchmark: no self-test, no logs,
+// closed when the benchmark ends.
+func openBench(b testing.TB) *Core {
+	b.Helper()
+	c, err := Open(context.Background(), testConfig(b, false), Options{Mode: Serve, Version: "bench", Files: frontend.FS(),
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
 func openTest(t *testing.T, opened *[]string) *Core {
 	t.Helper()
-	c, err := Open(context.Background(), testConfig(t), Options{
+	c, err := Open(context.Background(), testConfig(t, true), Options{
 		Mode:    Serve,
 		Version: "test",
 		Files:   frontend.FS(),
@@ -398,7 +413,7 @@ func TestSecondOpenIsRefused(t *testing.T) {
 }
 
 func TestReopenKeepsOwnerAndKey(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := testConfig(t, true)
 	opt := Options{Mode: Serve, Files: frontend.FS()}
 	c1, err := Open(context.Background(), cfg, opt)
 	if err != nil {
@@ -499,15 +514,7 @@ func ownerCookie(t testing.TB, c *Core) *http.Cookie {
 // handler (security headers, cross-origin check, session check, dispatcher,
 // SQLite read).
 func BenchmarkHTTPCall(b *testing.B) {
-	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
-	cfg.DataDir = b.TempDir()
-	cfg.NoKeychain = true
-	cfg.Validate()
-	c, err := Open(context.Background(), cfg, Options{Mode: Serve, Files: frontend.FS()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := openBench(b)
 	h, _ := c.Handler(false)
 	srv := httptest.NewServer(signedIn(h, ownerCookie(b, c)))
 	defer srv.Close()

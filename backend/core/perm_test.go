@@ -18,7 +18,7 @@ import (
 // about it, and what LLeMbas keeps in it (database, snapshots, files) is
 // made private.
 func TestDataDirectoryIsKeptPrivate(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := testConfig(t, true)
 	if err := os.Chmod(cfg.DataDir, 0o755); err != nil {
 		t.Fatal(err)
 	}

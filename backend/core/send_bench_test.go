@@ -3,19 +3,16 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"math"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/llembas/lembas/backend/chat"
-	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
-	"github.com/llembas/lembas/frontend"
 )
 
 const (
@@ -37,21 +34,7 @@ const (
 // p50_ms and p99_ms are over every send measured (the "samples" column
 // says how many); ns/op is their mean.
 func BenchmarkSendCall(b *testing.B) {
-	cfg, err := config.Load(func(string) (string, bool) { return "", false })
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.DataDir = b.TempDir()
-	cfg.NoKeychain = true
-	if err := cfg.Validate(); err != nil {
-		b.Fatal(err)
-	}
-	c, err := Open(context.Background(), cfg, Options{Mode: Serve, Version: "bench", Files: frontend.FS(),
-		Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := openBench(b)
 
 	ep := fakellm.New(b)
 	ep.KeepRequests(0)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -16,9 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/llembas/lembas/backend/config"
-	"github.com/llembas/lembas/frontend"
 )
 
 // ttftRepliesPerOp is how many replies one benchmark operation measures,
@@ -36,21 +32,7 @@ const ttftRepliesPerOp = 250
 // reported per reply (Send → final frame), and p50_ms/p99_ms are over every
 // reply measured (the "samples" column says how many).
 func BenchmarkAddedTTFT(b *testing.B) {
-	cfg, err := config.Load(func(string) (string, bool) { return "", false })
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.DataDir = b.TempDir()
-	cfg.NoKeychain = true
-	if err := cfg.Validate(); err != nil {
-		b.Fatal(err)
-	}
-	c, err := Open(context.Background(), cfg, Options{Mode: Serve, Version: "bench", Files: frontend.FS(),
-		Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := openBench(b)
 	h, err := c.Handler(false)
 	if err != nil {
 		b.Fatal(err)

@@ -78,7 +78,7 @@ func newWeb(t *testing.T, o webOptions) *web {
 	t.Helper()
 	w := &web{t: t, clock: &clock{}, log: &syncBuf{}}
 	w.clock.ns.Store(time.Now().UnixNano())
-	cfg := testConfig(t)
+	cfg := testConfig(t, true)
 	cfg.TrustedProxies = o.proxies
 	opt := Options{
 		Mode:      Serve,
