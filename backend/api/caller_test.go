@@ -2,11 +2,10 @@ package api
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/llembas/lembas/backend/auth"
-	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/store/storetest"
 )
 
 // The facades that start a reply resolve the caller's permissions once and
@@ -14,15 +13,7 @@ import (
 // reads them there too.
 func TestWithCallerResolvesThePermissions(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "lembas.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Sync(ctx, store.Current, dir); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	res, err := db.Write().Exec(`INSERT INTO users (username) VALUES ('sam')`)
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,13 @@ package auth
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/store/storetest"
 )
 
 // cheap are argon2id parameters fast enough for tests that hash a lot.
@@ -17,15 +17,7 @@ var cheap = Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
 // testDB opens a real database file with the current schema.
 func testDB(t *testing.T) *store.DB {
 	t.Helper()
-	dir := t.TempDir()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "lembas.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Sync(context.Background(), store.Current, filepath.Join(dir, "backups")); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	return db
 }
 

@@ -3,7 +3,6 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/store/storetest"
 )
 
 // Each contributor alone; TestRequestsAreUnchanged checks them together.
@@ -142,31 +142,8 @@ func TestParametersTakeTheChatsOverTheModels(t *testing.T) {
 func storeDraft(t *testing.T) (*Service, *draft) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "lembas.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Sync(ctx, store.Current, filepath.Join(t.TempDir(), "backups")); err != nil {
-		t.Fatal(err)
-	}
-	owner, err := db.EnsureOwner(ctx, "owner", "Owner")
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := ids.UserID(owner.ID)
-	conn, err := db.CreateConnection(ctx, store.Actor{User: user, Admin: true}, store.Connection{Name: "c", BaseURL: "http://127.0.0.1:9/v1", Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.SyncModels(ctx, conn.ID, []store.UpstreamModel{{ID: "m"}}); err != nil {
-		t.Fatal(err)
-	}
-	models, _, err := db.ListModels(ctx, user, store.ModelFilter{})
-	if err != nil || len(models) != 1 {
-		t.Fatalf("models %v %v", models, err)
-	}
-	mid := models[0].ID
+	db := storetest.Open(t)
+	user, mid := storetest.OwnerWithModel(t, db)
 	chat, _, err := db.CreateChat(ctx, user, store.NewChat{ModelID: &mid, Title: "t"},
 		store.Message{Role: store.RoleUser, Content: "first", Status: store.StatusFinal})
 	if err != nil {
@@ -178,9 +155,13 @@ func storeDraft(t *testing.T) (*Service, *draft) {
 			t.Fatal(err)
 		}
 	}
+	model, err := db.ModelByID(ctx, user, mid)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := &Service{db: db}
 	d := newDraft()
-	d.user, d.chat, d.model = user, chat, models[0]
+	d.user, d.chat, d.model = user, chat, model
 	return s, d
 }
 

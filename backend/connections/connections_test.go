@@ -2,44 +2,21 @@ package connections
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/store/storetest"
 )
 
 // newService is the service over a real database holding the owner and
 // one shared model (its endpoint is never called).
 func newService(t *testing.T) (*Service, ids.UserID, ids.ModelID) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "lembas.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Sync(ctx, store.Current, filepath.Join(t.TempDir(), "backups")); err != nil {
-		t.Fatal(err)
-	}
-	owner, err := db.EnsureOwner(ctx, "owner", "Owner")
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := ids.UserID(owner.ID)
-	conn, err := db.CreateConnection(ctx, store.Actor{User: user, Admin: true}, store.Connection{Name: "shared", BaseURL: "http://127.0.0.1:9/v1", Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.SyncModels(ctx, conn.ID, []store.UpstreamModel{{ID: "m"}}); err != nil {
-		t.Fatal(err)
-	}
-	models, _, err := db.ListModels(ctx, user, store.ModelFilter{})
-	if err != nil || len(models) != 1 {
-		t.Fatalf("models %v %v", models, err)
-	}
-	return New(db, nil, nil, Options{}), user, models[0].ID
+	db := storetest.Open(t)
+	user, model := storetest.OwnerWithModel(t, db)
+	return New(db, nil, nil, Options{}), user, model
 }
 
 // The picker shows a shared model's system prompt only to a manager, and

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,20 +12,14 @@ import (
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/store/storetest"
 )
 
 func newService(t testing.TB, lim Limits) (*Service, *store.DB, ids.UserID) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(dir, "lembas.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Sync(ctx, store.Current, dir); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	u, err := db.EnsureOwner(ctx, "sam", "Sam")
 	if err != nil {
 		t.Fatal(err)

@@ -2,25 +2,17 @@ package folders
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/ids"
-	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/store/storetest"
 )
 
 func TestFolderNamesAreTrimmedAndBounded(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "lembas.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Sync(ctx, store.Current, filepath.Join(t.TempDir(), "backups")); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	owner, err := db.EnsureOwner(ctx, "owner", "Owner")
 	if err != nil {
 		t.Fatal(err)

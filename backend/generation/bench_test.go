@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/store/storetest"
 )
 
 // benchText is a ~16 KB reply of paragraphs, lists and code, and its
@@ -47,15 +47,7 @@ func BenchmarkFollowerWire(b *testing.B) {
 	content, reasoning := benchText()
 	final := render.New().Markdown(content)
 	ctx := context.Background()
-	dir := b.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "lembas.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Sync(ctx, store.Current, dir); err != nil {
-		b.Fatal(err)
-	}
+	db := storetest.Open(b)
 	owner, err := db.EnsureOwner(ctx, "owner", "Owner")
 	if err != nil {
 		b.Fatal(err)
