@@ -108,16 +108,8 @@ const pendingID ids.MessageID = 0
 
 // entry describes the turn as WalkPath describes a stored one.
 func (n *newTurn) entry() store.PathEntry {
-	e := store.PathEntry{ID: pendingID, Role: store.RoleUser, Status: store.StatusFinal, Bytes: int64(len(n.content))}
-	for _, a := range n.files {
-		if a.Kind == "image" {
-			e.Images++
-			e.ImageBytes += a.Size
-			e.ImagePixels += int64(a.Width) * int64(a.Height)
-		} else {
-			e.DocBytes += int64(len(a.Text))
-		}
-	}
+	e := fileEntry(n.files)
+	e.ID, e.Role, e.Status, e.Bytes = pendingID, store.RoleUser, store.StatusFinal, int64(len(n.content))
 	return e
 }
 

@@ -81,15 +81,7 @@ func (o *Output) Delta(text, reasoning string) error {
 		p.text.WriteString(text)
 		p.live.Write(text)
 	}
-	g.size += len(text) + len(reasoning)
-	g.dirty = true
-	tooLong := g.size > MaxReply
-	g.mu.Unlock()
-	if tooLong {
-		return errTooLong
-	}
-	g.wake()
-	return nil
+	return g.grew(len(text) + len(reasoning))
 }
 
 // Add appends a whole part of another kind than text or reasoning (a tool
@@ -105,11 +97,18 @@ func (o *Output) Add(p store.Part) error {
 	np := &part{kind: p.Kind, name: p.Name, callID: p.CallID, closed: true}
 	np.text.WriteString(p.Text)
 	g.parts = append(g.parts, np)
-	g.size += len(p.Text)
-	g.dirty = true
 	if g.firstTok == 0 {
 		g.firstTok = time.Since(g.start)
 	}
+	return g.grew(len(p.Text))
+}
+
+// grew ends a change of n bytes made under g.mu: it marks the reply for
+// the next checkpoint, unlocks, and wakes the frames, or reports that the
+// reply has passed MaxReply.
+func (g *gen) grew(n int) error {
+	g.size += n
+	g.dirty = true
 	tooLong := g.size > MaxReply
 	g.mu.Unlock()
 	if tooLong {
