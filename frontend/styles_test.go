@@ -60,18 +60,7 @@ func TestStylesheetsAreLinkedAndCached(t *testing.T) {
 		}
 	}
 
-	sw, err := fs.ReadFile(FS(), "sw.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?s)const SHELL = \[(.*?)\];`).FindSubmatch(sw)
-	if m == nil {
-		t.Fatal("no SHELL list in sw.js")
-	}
-	shell := map[string]bool{}
-	for _, q := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(m[1], -1) {
-		shell[string(q[1])] = true
-	}
+	shell := swShell(t)
 	for _, page := range []string{"index.html", "404.html", "offline.html"} {
 		for _, href := range stylesheets(t, page) {
 			if _, err := fs.Stat(FS(), strings.TrimPrefix(href, "/")); err != nil && href != "/css/highlight.css" {

@@ -11,18 +11,7 @@ import (
 // shell list makes the app blank offline. Every module main.js reaches by
 // static import must be in sw.js's SHELL list.
 func TestServiceWorkerCachesTheWholeModuleGraph(t *testing.T) {
-	sw, err := fs.ReadFile(FS(), "sw.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?s)const SHELL = \[(.*?)\];`).FindSubmatch(sw)
-	if m == nil {
-		t.Fatal("no SHELL list in sw.js")
-	}
-	listed := map[string]bool{}
-	for _, q := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(m[1], -1) {
-		listed[string(q[1])] = true
-	}
+	listed := swShell(t)
 	graph, err := ModuleGraph(FS(), "js/main.js")
 	if err != nil {
 		t.Fatal(err)
@@ -35,4 +24,22 @@ func TestServiceWorkerCachesTheWholeModuleGraph(t *testing.T) {
 	if len(graph) < 10 {
 		t.Fatalf("found only %d modules; the import pattern is broken", len(graph))
 	}
+}
+
+// swShell is the set of paths in sw.js's SHELL list.
+func swShell(t *testing.T) map[string]bool {
+	t.Helper()
+	sw, err := fs.ReadFile(FS(), "sw.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)const SHELL = \[(.*?)\];`).FindSubmatch(sw)
+	if m == nil {
+		t.Fatal("no SHELL list in sw.js")
+	}
+	listed := map[string]bool{}
+	for _, q := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(m[1], -1) {
+		listed[string(q[1])] = true
+	}
+	return listed
 }
