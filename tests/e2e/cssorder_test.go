@@ -53,12 +53,7 @@ func TestStylesMatchEarlierStylesheets(t *testing.T) {
 			llm.SetDefault(noAutoTitles())
 			var userID, groupID int
 			_, base := harness.Serve(t, bin, t.TempDir())
-			var nu struct{ ID int }
-			harness.API(t, base, "Admin.CreateUser", &nu, map[string]any{"username": "samwise", "displayName": "Samwise Gamgee", "password": "potatoes-and-rope"})
-			userID = nu.ID
-			var g struct{ ID int }
-			harness.API(t, base, "Admin.CreateGroup", &g, "Gardeners", []string{"chat.params"})
-			groupID = g.ID
+			userID, groupID = seedHousehold(t, base, nil)
 			harness.API(t, base, "Folders.Create", nil, "Quests")
 
 			ctx := harness.Browser(t)

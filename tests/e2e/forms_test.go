@@ -50,13 +50,7 @@ func TestSettingsFormsLabelled(t *testing.T) {
 		t.Run(size.name, func(t *testing.T) {
 			var userID, groupID int
 			u := newAdminUI(t, size.w, size.h, func(base string) {
-				harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Workshop server", "baseUrl": llm.URL()})
-				var nu struct{ ID int }
-				harness.API(t, base, "Admin.CreateUser", &nu, map[string]any{"username": "samwise", "displayName": "Samwise Gamgee", "password": "potatoes-and-rope"})
-				userID = nu.ID
-				var g struct{ ID int }
-				harness.API(t, base, "Admin.CreateGroup", &g, "Gardeners", []string{"chat.params"})
-				groupID = g.ID
+				userID, groupID = seedHousehold(t, base, llm)
 			})
 			u.waitJS(`!!document.querySelector('#composer-input')`)
 			pages := []struct {

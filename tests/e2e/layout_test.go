@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/llembas/lembas/backend/fakellm"
-	"github.com/llembas/lembas/tests/harness"
 )
 
 // Layout: what a person sees on a phone and with the keyboard, the way
@@ -56,13 +55,7 @@ func TestLayoutPhoneSettings(t *testing.T) {
 	llm := fakellm.New(t)
 	var userID, groupID int
 	u := newAdminUI(t, 390, 844, func(base string) {
-		harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Workshop server", "baseUrl": llm.URL()})
-		var nu struct{ ID int }
-		harness.API(t, base, "Admin.CreateUser", &nu, map[string]any{"username": "samwise", "displayName": "Samwise Gamgee", "password": "potatoes-and-rope"})
-		userID = nu.ID
-		var g struct{ ID int }
-		harness.API(t, base, "Admin.CreateGroup", &g, "Gardeners", []string{"chat.params"})
-		groupID = g.ID
+		userID, groupID = seedHousehold(t, base, llm)
 	})
 	u.waitJS(`!!document.querySelector('#composer-input')`)
 

@@ -772,3 +772,19 @@ func TestSettingsPhoneChat(t *testing.T) {
 	u.shot("chat")
 	u.pe.check(t)
 }
+
+// seedHousehold gives an instance what every settings page has something
+// to show for: a second person (Samwise) and a group; with llm, a
+// connection to it too. It returns the person's and the group's ids, for
+// the pages of one of them.
+func seedHousehold(t *testing.T, base string, llm *fakellm.Server) (userID, groupID int) {
+	t.Helper()
+	if llm != nil {
+		harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Workshop server", "baseUrl": llm.URL()})
+	}
+	var nu struct{ ID int }
+	harness.API(t, base, "Admin.CreateUser", &nu, map[string]any{"username": "samwise", "displayName": "Samwise Gamgee", "password": "potatoes-and-rope"})
+	var g struct{ ID int }
+	harness.API(t, base, "Admin.CreateGroup", &g, "Gardeners", []string{"chat.params"})
+	return nu.ID, g.ID
+}
