@@ -908,3 +908,13 @@ func TestPanicInTheFinalFrameEndsOnlyTheFrame(t *testing.T) {
 		t.Errorf("Live answers %v %s, want the final reply", ok, live.Status)
 	}
 }
+
+// TestCheckpointsAreAQuarterSecondApart pins the default interval that
+// bounds what a crash loses of a streaming reply (issue 3: at most 250 ms;
+// BenchmarkKillMidReply in tests/cli measures it against a real kill).
+func TestCheckpointsAreAQuarterSecondApart(t *testing.T) {
+	e := newReplyEnvOpt(t, nil, slog.New(slog.DiscardHandler), Options{})
+	if got := e.gen.opt.CheckpointEvery; got <= 0 || got > 250*time.Millisecond {
+		t.Errorf("checkpoints every %v, want at most 250ms", got)
+	}
+}
