@@ -1,0 +1,91 @@
+// Package tools is what lets a reply act: the tools a reply may be
+// offered, the set resolved once per reply, and the loop that runs a
+// reply's rounds (stream, run the calls, ask again).
+//
+// This file is the contract the built-in tools and their providers are
+// written against; the loop and the registry are beside it.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/llembas/lembas/backend/auth"
+)
+
+// Family names tools switched on and off together: per model, per
+// instance, and in the harness's gates.
+type Family string
+
+// The built-in families.
+const (
+	FamilyWebSearch Family = "web_search"
+	FamilyFetch     Family = "fetch"
+)
+
+// Tool is one tool a reply may be offered.
+type Tool struct {
+	// Name is the function name offered to the model, [a-z0-9_-]{1,64}.
+	Name   string
+	Family Family
+	// Permission is what the person must hold for it to be offered.
+	Permission auth.Permission
+	// Description and Parameters (a JSON schema object) are sent verbatim
+	// in the request's tools array. They state what the runner does, so
+	// they are not editable (the harness is where guidance lives).
+	Description string
+	Parameters  json.RawMessage
+	// Activity is the status line while a call runs, from its arguments
+	// ("Searching the web for …"); plain text, never HTML.
+	Activity func(args json.RawMessage) string
+	// Run runs one call. Failures are results the model can read
+	// (Result.Failed), not errors; ctx ends on Stop.
+	Run func(ctx context.Context, call Call) Result
+}
+
+// Call is one call the model made.
+type Call struct {
+	ID   string
+	Name string
+	// Arguments is the JSON text the model wrote (it may be invalid).
+	Arguments json.RawMessage
+	// Caller is who the reply acts for.
+	Caller auth.Caller
+}
+
+// Result is what a call returned: Text goes to the model as the tool
+// turn's content and is shown in the transcript as escaped text.
+type Result struct {
+	Text   string
+	Failed bool
+}
+
+// SearchHit is one web search result.
+type SearchHit struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Snippet string `json:"snippet"`
+}
+
+// Page is a fetched web page as readable text.
+type Page struct {
+	URL   string // after redirects
+	Title string
+	Text  string
+	// Truncated: Text was cut at the size cap.
+	Truncated bool
+}
+
+// Web is what the built-in web tools run on (backend/web implements it).
+// Errors are shown to the model as the tool's result, so their text says
+// plainly what went wrong and never holds a secret.
+type Web interface {
+	// Search returns at most n hits for query from the provider the
+	// administrator chose.
+	Search(ctx context.Context, query string, n int) ([]SearchHit, error)
+	// Fetch reads a page through the SSRF guard, as readable text.
+	Fetch(ctx context.Context, rawURL string) (Page, error)
+	// Ready reports whether web search is configured (a provider chosen);
+	// a tool that is not ready is not offered.
+	SearchReady(ctx context.Context) bool
+}
