@@ -37,11 +37,17 @@ const (
 	// ConnectionsManage: add, edit and remove instance-wide connections and
 	// edit their models' names, order and defaults.
 	ConnectionsManage Permission = "connections.manage"
+	// ToolsWebSearch: replies may search the web (when the instance has
+	// web search on and the model is flagged for tools).
+	ToolsWebSearch Permission = "tools.web_search"
+	// ToolsFetch: replies may read web pages (when the instance has page
+	// reading on and the model is flagged for tools).
+	ToolsFetch Permission = "tools.fetch"
 )
 
 // AllPermissions lists every permission, in the order an admin page shows
 // them.
-var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, ModelsViewAll, ConnectionsManage}
+var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, ToolsWebSearch, ToolsFetch, ModelsViewAll, ConnectionsManage}
 
 // Info is a permission as an admin page shows it.
 type Info struct {
@@ -56,14 +62,19 @@ func Describe() []Info {
 		{ChatCreate, "Start chats", "Start chats and send messages. Without it a user can only read their existing chats."},
 		{ChatParams, "Tune chats", "Set a chat's system prompt and sampling parameters instead of the model's defaults."},
 		{FilesUpload, "Attach files", "Attach files and images to messages."},
+		{ToolsWebSearch, "Search the web", "Let replies search the web, when an administrator has turned web search on."},
+		{ToolsFetch, "Read web pages", "Let replies read web pages, when an administrator has turned page reading on."},
 		{ModelsViewAll, "See every model", "Use every enabled model, ignoring the per-model access lists."},
 		{ConnectionsManage, "Manage connections", "Add, edit and remove the shared connections and edit their models."},
 	}
 }
 
 // DefaultBaseline is what every user has while the instance setting is
-// unset: using the app, not configuring it.
-var DefaultBaseline = []Permission{ChatCreate, ChatParams, FilesUpload}
+// unset: using the app, not configuring it. The tools are in it because
+// the instance's switches (off until an administrator turns a family on)
+// are what decides whether they exist at all: turning web search on
+// gives it to everyone, as the earlier version did.
+var DefaultBaseline = []Permission{ChatCreate, ChatParams, FilesUpload, ToolsWebSearch, ToolsFetch}
 
 // SettingBaseline is the instance setting holding the baseline, a JSON
 // list of permission names.

@@ -107,6 +107,10 @@ type Frame struct {
 	Status    store.Status  `json:"status"`
 	Error     string        `json:"error,omitempty"`
 	Metrics   *Metrics      `json:"metrics,omitempty"`
+	// Activity, when present, replaces the reply's activity line (what it
+	// is doing while nothing streams, plain text); "" clears it, and so
+	// does the final frame.
+	Activity *string `json:"activity,omitempty"`
 	// Content is the reply's Markdown source (its text parts), on a final
 	// frame only: with the final HTML and metrics it is all the
 	// transcript needs (Copy), so a follower does not read the message
@@ -123,6 +127,8 @@ type PartOp struct {
 	Open   store.PartKind `json:"open,omitempty"`
 	Name   string         `json:"name,omitempty"`
 	CallID string         `json:"callId,omitempty"`
+	// Error marks a failed tool result (with Open).
+	Error bool `json:"error,omitempty"`
 	// A text part's HTML: render.Frame's reset, full, seal, tail and op,
 	// applied as it documents.
 	render.Frame
@@ -216,6 +222,10 @@ type gen struct {
 	errText   string
 	metrics   Metrics
 	dirty     bool
+	// activity is the line shown while a step runs (Output.SetActivity);
+	// activityChanged: the next frame carries it.
+	activity        string
+	activityChanged bool
 
 	// feed numbers, coalesces and publishes the reply's frames; it is
 	// guarded by mu with the rest, and its Done is the reply's end.
@@ -251,7 +261,7 @@ func (s *Service) Start(job Job) error {
 	// Continue: the reply's parts so far, its last text and reasoning
 	// parts open again unless a part of another kind came after them.
 	for _, sp := range job.Prefix {
-		p := &part{kind: sp.Kind, name: sp.Name, callID: sp.CallID}
+		p := &part{kind: sp.Kind, name: sp.Name, callID: sp.CallID, failed: sp.Error}
 		p.text.WriteString(sp.Text)
 		p.from = len(sp.Text)
 		switch sp.Kind {
@@ -346,8 +356,12 @@ func (s *Service) Live(user ids.UserID, chat ids.ChatID) (Frame, bool) {
 // arrives with the next one. g.mu held.
 func (g *gen) Snapshot(seq int64) Frame {
 	m := g.metrics
-	return Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq,
+	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq,
 		Parts: g.snapshotParts(), Status: StatusStreaming, Metrics: &m}
+	if g.activity != "" {
+		f.Activity = ptr(g.activity)
+	}
+	return f
 }
 
 // snapshotParts opens every part followers have been sent, with all of it they
@@ -355,7 +369,7 @@ func (g *gen) Snapshot(seq int64) Frame {
 func (g *gen) snapshotParts() []PartOp {
 	ops := make([]PartOp, 0, g.opened)
 	for i, p := range g.parts[:g.opened] {
-		op := PartOp{I: i, Open: p.kind, Name: p.name, CallID: p.callID, Close: p.closeSent}
+		op := PartOp{I: i, Open: p.kind, Name: p.name, CallID: p.callID, Error: p.failed, Close: p.closeSent}
 		if p.kind == store.PartText {
 			op.Frame = p.live.Snapshot()
 		} else {
@@ -429,12 +443,16 @@ func (s *Service) frames(g *gen) {
 // nothing changed (follow.Source). g.mu held.
 func (g *gen) Next(seq int64) (Frame, bool) {
 	ops := g.partOps(false)
-	if len(ops) == 0 {
+	if len(ops) == 0 && !g.activityChanged {
 		return Frame{}, false
 	}
 	g.updateMetrics(nil)
 	m := g.metrics
-	return Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq, Status: StatusStreaming, Parts: ops, Metrics: &m}, true
+	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq, Status: StatusStreaming, Parts: ops, Metrics: &m}
+	if g.activityChanged {
+		f.Activity, g.activityChanged = ptr(g.activity), false
+	}
+	return f, true
 }
 
 // partOps returns the operations that bring followers up to date: parts
@@ -453,7 +471,7 @@ func (g *gen) partOps(end bool, partial ...bool) []PartOp {
 		op := PartOp{I: i}
 		opening := i >= g.opened
 		if opening {
-			op.Open, op.Name, op.CallID = p.kind, p.name, p.callID
+			op.Open, op.Name, op.CallID, op.Error = p.kind, p.name, p.callID, p.failed
 		}
 		if p.kind == store.PartText {
 			switch {
@@ -559,6 +577,7 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 		}
 	}
 	g.status = status
+	g.activity, g.activityChanged = "", false
 	// Every text part rendered whole once more; the final frame carries
 	// only what differs from the frames sent. One that ended early has
 	// the markup it left open closed.

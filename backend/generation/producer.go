@@ -94,13 +94,30 @@ func (o *Output) Add(p store.Part) error {
 	g := o.g
 	g.mu.Lock()
 	g.closeCurrent()
-	np := &part{kind: p.Kind, name: p.Name, callID: p.CallID, closed: true}
+	np := &part{kind: p.Kind, name: p.Name, callID: p.CallID, failed: p.Error, closed: true}
 	np.text.WriteString(p.Text)
 	g.parts = append(g.parts, np)
 	if g.firstTok == 0 {
 		g.firstTok = time.Since(g.start)
 	}
 	return g.grew(len(p.Text))
+}
+
+// SetActivity sets the reply's activity line: what it is doing while
+// nothing streams ("Searching the web for …"), plain text; "" clears it.
+// Followers get it in the next frame and in Live snapshots; the reply's
+// end clears it.
+func (o *Output) SetActivity(text string) {
+	g := o.g
+	g.mu.Lock()
+	if g.activity == text {
+		g.mu.Unlock()
+		return
+	}
+	g.activity = text
+	g.activityChanged = true
+	g.mu.Unlock()
+	g.wake()
 }
 
 // grew ends a change of n bytes made under g.mu: it marks the reply for
@@ -130,6 +147,7 @@ func (o *Output) Parts() []store.Part {
 type part struct {
 	kind         store.PartKind
 	name, callID string
+	failed       bool // a tool result that is a failure (store.Part.Error)
 	// text grows by appending: rebuilding a string per delta would copy
 	// the whole part each time (quadratic in its length). Text parts
 	// hold Markdown, the others plain text.
@@ -173,7 +191,7 @@ func (g *gen) closeCurrent() {
 func (g *gen) storedParts() []store.Part {
 	out := make([]store.Part, len(g.parts))
 	for i, p := range g.parts {
-		out[i] = store.Part{Kind: p.kind, Text: p.text.String(), Name: p.name, CallID: p.callID}
+		out[i] = store.Part{Kind: p.kind, Text: p.text.String(), Name: p.name, CallID: p.callID, Error: p.failed}
 	}
 	return out
 }

@@ -25,7 +25,9 @@ type Chat struct {
 	Draft        string
 	Pinned       bool
 	Unread       bool
-	CreatedAt    int64
+	// ToolsOff: the chat's replies are offered no tools.
+	ToolsOff  bool
+	CreatedAt int64
 	UpdatedAt    int64
 	DeletedAt    *int64
 	// LastStatus is the status of the chat's last message ("" when it has
@@ -41,6 +43,7 @@ type NewChat struct {
 	Title        string
 	Params       Params
 	SystemPrompt string
+	ToolsOff     bool
 }
 
 // Optional is a change to a nullable field: the zero value leaves the field
@@ -84,6 +87,7 @@ type ChatPatch struct {
 	SystemPrompt *string
 	Pinned       *bool
 	Draft        *string
+	ToolsOff     *bool
 }
 
 // ChatFilter selects chats for ListChats. With neither FolderID nor
@@ -96,7 +100,7 @@ type ChatFilter struct {
 }
 
 const chatColumns = `c.id, c.user_id, c.folder_id, c.title, c.title_auto, c.model_id, c.params, c.system_prompt,
-	c.draft, c.pinned, c.unread, c.created_at, c.updated_at, c.deleted_at,
+	c.draft, c.pinned, c.unread, c.created_at, c.updated_at, c.deleted_at, c.tools_off,
 	COALESCE((SELECT status FROM messages WHERE chat_id = c.id ORDER BY id DESC LIMIT 1), '')`
 
 func scanChat(row interface{ Scan(...any) error }) (Chat, error) {
@@ -104,7 +108,7 @@ func scanChat(row interface{ Scan(...any) error }) (Chat, error) {
 	var folder, model, deleted sql.NullInt64
 	var params string
 	err := row.Scan(&c.ID, &c.UserID, &folder, &c.Title, &c.TitleAuto, &model, &params, &c.SystemPrompt,
-		&c.Draft, &c.Pinned, &c.Unread, &c.CreatedAt, &c.UpdatedAt, &deleted, &c.LastStatus)
+		&c.Draft, &c.Pinned, &c.Unread, &c.CreatedAt, &c.UpdatedAt, &deleted, &c.ToolsOff, &c.LastStatus)
 	if err != nil {
 		return c, err
 	}
@@ -176,9 +180,9 @@ func insertChat(ctx context.Context, tx *sql.Tx, user ids.UserID, nc NewChat, pa
 		}
 	}
 	res, err := tx.ExecContext(ctx, `
-		INSERT INTO chats (user_id, folder_id, title, title_auto, model_id, params, system_prompt, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		user, nullable(nc.FolderID), title, titleAuto, nullable(nc.ModelID), params, nc.SystemPrompt, now, now)
+		INSERT INTO chats (user_id, folder_id, title, title_auto, model_id, params, system_prompt, tools_off, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		user, nullable(nc.FolderID), title, titleAuto, nullable(nc.ModelID), params, nc.SystemPrompt, nc.ToolsOff, now, now)
 	if err != nil {
 		return 0, fmt.Errorf("insert chat: %w", err)
 	}
@@ -275,6 +279,10 @@ func (db *DB) UpdateChat(ctx context.Context, user ids.UserID, id ids.ChatID, p 
 	if p.Draft != nil {
 		sets = append(sets, `draft = ?`)
 		args = append(args, *p.Draft)
+	}
+	if p.ToolsOff != nil {
+		sets = append(sets, `tools_off = ?`)
+		args = append(args, *p.ToolsOff)
 	}
 	var out Chat
 	err := db.WriteTx(ctx, func(tx *sql.Tx) error {

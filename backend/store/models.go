@@ -17,6 +17,10 @@ type Capabilities struct {
 	Vision    bool `json:"vision"`
 	Tools     bool `json:"tools"`
 	Reasoning bool `json:"reasoning"`
+	// ToolsOff lists the tool families switched off for this model; a
+	// family not listed is on whenever Tools is (rows written before the
+	// switches existed keep every tool).
+	ToolsOff []string `json:"toolsOff,omitempty"`
 }
 
 // Params are sampling defaults, stored as JSON on models and on chats. A nil

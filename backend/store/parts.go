@@ -25,6 +25,9 @@ type Part struct {
 	Text   string   `json:"text,omitempty"`
 	Name   string   `json:"name,omitempty"`
 	CallID string   `json:"callId,omitempty"`
+	// Error marks a tool result that is a failure (the tool failed, was
+	// not offered, or panicked): the model reads it as text all the same.
+	Error bool `json:"error,omitempty"`
 }
 
 // storedPart is a part as the parts column holds it. Text and reasoning
@@ -37,6 +40,7 @@ type storedPart struct {
 	Text   string   `json:"text,omitempty"`
 	Name   string   `json:"name,omitempty"`
 	CallID string   `json:"callId,omitempty"`
+	Error  bool     `json:"error,omitempty"`
 }
 
 // JoinParts splits parts into the three columns a message row stores:
@@ -60,7 +64,7 @@ func JoinParts(parts []Part) (content, reasoning, layout string) {
 	}
 	out := make([]storedPart, len(parts))
 	for i, p := range parts {
-		out[i] = storedPart{Kind: p.Kind, Text: p.Text, Name: p.Name, CallID: p.CallID}
+		out[i] = storedPart{Kind: p.Kind, Text: p.Text, Name: p.Name, CallID: p.CallID, Error: p.Error}
 		if p.Kind == PartText || p.Kind == PartReasoning {
 			out[i].Text, out[i].N = "", len(p.Text)
 		}
@@ -119,7 +123,7 @@ func SplitParts(content, reasoning, layout string) []Part {
 		return v
 	}
 	for i, p := range stored {
-		out[i] = Part{Kind: p.Kind, Text: p.Text, Name: p.Name, CallID: p.CallID}
+		out[i] = Part{Kind: p.Kind, Text: p.Text, Name: p.Name, CallID: p.CallID, Error: p.Error}
 		switch p.Kind {
 		case PartText:
 			if p.N > len(c) {

@@ -145,6 +145,8 @@ var Current = Schema{
 				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "deleted_at", Type: "INTEGER"},
+				// tools_off: the chat's replies are offered no tools.
+				{Name: "tools_off", Type: "INTEGER NOT NULL DEFAULT 0"},
 			},
 			Indexes: []Index{
 				{Name: "chats_user_updated", On: "chats(user_id, deleted_at, updated_at)"},

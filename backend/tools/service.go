@@ -1,0 +1,208 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/store"
+)
+
+// The instance settings of tools. A family is on when its setting is "1";
+// unset is off: the administrator turns a tool on for the household, and
+// everyone holding its permission (in the default baseline) gets it then.
+const (
+	SettingFamilyPrefix = "tools_family_"
+	SettingMaxRounds    = "tools_max_rounds"
+)
+
+// DefaultMaxRounds is how many requests of one reply may carry tools
+// when the administrator has not said; the request after the last one goes
+// without tools, so the model answers with what it has.
+const DefaultMaxRounds = 8
+
+// MaxRoundsCap bounds the setting (generation.MaxRounds bounds every reply).
+const MaxRoundsCap = 32
+
+// Families lists the built-in families in the order pages show them.
+var Families = []Family{FamilyWebSearch, FamilyFetch}
+
+// Service is the registry of tools: the built-ins over a Web, the
+// instance's switches, and the set a reply is offered (Resolve).
+type Service struct {
+	db    *store.DB
+	tools []Tool
+	web   Web
+}
+
+// New returns the registry. web is what the web tools run on; nil leaves
+// them out (nothing is offered).
+func New(db *store.DB, web Web) *Service {
+	s := &Service{db: db, web: web}
+	if web != nil {
+		s.tools = Builtins(web)
+	}
+	return s
+}
+
+// Settings are the instance's tool settings.
+type Settings struct {
+	// Families says which families are on for the instance.
+	Families map[Family]bool `json:"families"`
+	// MaxRounds is how many requests of one reply may carry tools.
+	MaxRounds int `json:"maxRounds"`
+}
+
+// SettingsPatch changes the settings that are set.
+type SettingsPatch struct {
+	Families  map[Family]bool `json:"families,omitempty"`
+	MaxRounds *int            `json:"maxRounds,omitempty"`
+}
+
+// Settings reads the instance's tool settings.
+func (s *Service) Settings(ctx context.Context) (Settings, error) {
+	out := Settings{Families: map[Family]bool{}, MaxRounds: DefaultMaxRounds}
+	for _, f := range Families {
+		v, _, err := s.db.Setting(ctx, SettingFamilyPrefix+string(f))
+		if err != nil {
+			return Settings{}, err
+		}
+		out.Families[f] = v == "1"
+	}
+	v, ok, err := s.db.Setting(ctx, SettingMaxRounds)
+	if err != nil {
+		return Settings{}, err
+	}
+	if n, err := strconv.Atoi(v); ok && err == nil && n >= 1 && n <= MaxRoundsCap {
+		out.MaxRounds = n
+	}
+	return out, nil
+}
+
+// SetSettings changes the instance's tool settings (administrators).
+func (s *Service) SetSettings(ctx context.Context, p SettingsPatch) (Settings, error) {
+	for f := range p.Families {
+		if !slices.Contains(Families, f) {
+			return Settings{}, apperr.New(apperr.Invalid, "There is no tool family %q.", f)
+		}
+	}
+	if p.MaxRounds != nil && (*p.MaxRounds < 1 || *p.MaxRounds > MaxRoundsCap) {
+		return Settings{}, apperr.New(apperr.Invalid, "The number of tool rounds is 1 to %d.", MaxRoundsCap)
+	}
+	for f, on := range p.Families {
+		v := "0"
+		if on {
+			v = "1"
+		}
+		if err := s.db.SetSetting(ctx, SettingFamilyPrefix+string(f), v); err != nil {
+			return Settings{}, err
+		}
+	}
+	if p.MaxRounds != nil {
+		if err := s.db.SetSetting(ctx, SettingMaxRounds, strconv.Itoa(*p.MaxRounds)); err != nil {
+			return Settings{}, err
+		}
+	}
+	return s.Settings(ctx)
+}
+
+// Info is a tool as pages show it: what it is offered as, read-only.
+type Info struct {
+	Name        string          `json:"name"`
+	Family      Family          `json:"family"`
+	Permission  string          `json:"permission"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// List describes every registered tool.
+func (s *Service) List() []Info {
+	out := make([]Info, 0, len(s.tools))
+	for _, t := range s.tools {
+		out = append(out, Info{Name: t.Name, Family: t.Family, Permission: t.Permission,
+			Description: t.Description, Parameters: t.Parameters})
+	}
+	return out
+}
+
+// Resolve returns the tools a reply of model in chat, for caller, is
+// offered. A tool is offered only when every switch allows it: the model
+// is flagged tools, the caller holds the tool's permission, the instance
+// has its family on, the model has not switched the family off, the chat
+// has not turned tools off, and (web search) a provider is ready. The set
+// travels with the reply: what it may run is exactly what was offered.
+func (s *Service) Resolve(ctx context.Context, caller auth.Caller, model store.Model, chat store.Chat) (ToolSet, error) {
+	if s == nil || len(s.tools) == 0 || !model.Capabilities.Tools || chat.ToolsOff {
+		return ToolSet{}, nil
+	}
+	st, err := s.Settings(ctx)
+	if err != nil {
+		return ToolSet{}, err
+	}
+	var offered []Tool
+	for _, t := range s.tools {
+		switch {
+		case !st.Families[t.Family],
+			slices.Contains(model.Capabilities.ToolsOff, string(t.Family)),
+			!caller.Perms.Has(t.Permission),
+			t.Family == FamilyWebSearch && !s.web.SearchReady(ctx):
+			continue
+		}
+		offered = append(offered, t)
+	}
+	return NewToolSet(offered...), nil
+}
+
+// MaxRounds is the instance's round limit (the default when unreadable).
+func (s *Service) MaxRounds(ctx context.Context) int {
+	st, err := s.Settings(ctx)
+	if err != nil {
+		return DefaultMaxRounds
+	}
+	return st.MaxRounds
+}
+
+// ToolSet is the tools one reply is offered: their schemas for the
+// request and their runners for the loop.
+type ToolSet struct {
+	tools []Tool
+}
+
+// NewToolSet returns a set of the given tools, in offering order.
+func NewToolSet(tools ...Tool) ToolSet { return ToolSet{tools: tools} }
+
+// Len is how many tools are offered.
+func (s ToolSet) Len() int { return len(s.tools) }
+
+// Names lists the offered tools' names.
+func (s ToolSet) Names() []string {
+	out := make([]string, len(s.tools))
+	for i, t := range s.tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// Lookup returns the offered tool of that name.
+func (s ToolSet) Lookup(name string) (Tool, bool) {
+	for _, t := range s.tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// Schemas are the request's tools array: one function schema each.
+func (s ToolSet) Schemas() []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(s.tools))
+	for _, t := range s.tools {
+		b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
+			"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
+		out = append(out, b)
+	}
+	return out
+}
