@@ -48,6 +48,8 @@ type ChatView struct {
 	Params       store.Params `json:"params"`
 	SystemPrompt string       `json:"systemPrompt"`
 	Draft        string       `json:"draft"`
+	// ToolsOff: the chat's replies are offered no tools.
+	ToolsOff bool `json:"toolsOff"`
 }
 
 func summary(c store.Chat) ChatSummary {
@@ -56,7 +58,7 @@ func summary(c store.Chat) ChatSummary {
 }
 
 func chatView(c store.Chat) ChatView {
-	return ChatView{ChatSummary: summary(c), Params: c.Params, SystemPrompt: c.SystemPrompt, Draft: c.Draft}
+	return ChatView{ChatSummary: summary(c), Params: c.Params, SystemPrompt: c.SystemPrompt, Draft: c.Draft, ToolsOff: c.ToolsOff}
 }
 
 // MessageView is one message as the frontend shows it.
@@ -296,6 +298,7 @@ type ChatPatchInput struct {
 	Params       *store.Params                `json:"params,omitempty"`
 	SystemPrompt *string                      `json:"systemPrompt,omitempty"`
 	Pinned       *bool                        `json:"pinned,omitempty"`
+	ToolsOff     *bool                        `json:"toolsOff,omitempty"`
 }
 
 // Update changes a chat's title, folder, model, parameters, system prompt
@@ -306,7 +309,7 @@ func (c *Chats) Update(ctx context.Context, id ids.ChatID, in ChatPatchInput) (C
 			return ChatView{}, err
 		}
 	}
-	p := chat.Patch{Title: in.Title, Folder: in.FolderID, Model: in.ModelID, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned}
+	p := chat.Patch{Title: in.Title, Folder: in.FolderID, Model: in.ModelID, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned, ToolsOff: in.ToolsOff}
 	if in.ClearFolder {
 		p.Folder = store.Null[ids.FolderID]()
 	}

@@ -25,6 +25,7 @@ type Facades struct {
 	Files       *Files
 	Audio       *Audio
 	Sharing     *Sharing
+	Tools       *Tools
 	Diag        *Diag
 }
 
@@ -39,6 +40,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"App", f.App}, {"Prefs", f.Prefs}, {"Chats", f.Chats}, {"Models", f.Models},
 		{"Connections", f.Connections}, {"Folders", f.Folders}, {"Account", f.Account},
 		{"Admin", f.Admin}, {"Files", f.Files}, {"Audio", f.Audio}, {"Sharing", f.Sharing},
+		{"Tools", f.Tools},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}
@@ -224,10 +226,30 @@ func (p *Prefs) Set(ctx context.Context, patch PreferencesPatch) (Preferences, e
 
 // Diag is a facade that exists only under LEMBAS_SELFTEST, so that the
 // desktop tests can drive the real binary through its real bridge.
-type Diag struct{ bus events.Publisher }
+type Diag struct {
+	bus events.Publisher
+	// ReleaseTools lets the self-test's held tool calls go on (nil:
+	// nothing to release).
+	releaseTools func()
+}
 
-// NewDiag returns the Diag facade, publishing on bus.
-func NewDiag(bus events.Publisher) *Diag { return &Diag{bus: bus} }
+// ReleaseTools lets the self-test web's held searches ("[hold]") go on.
+func (d *Diag) ReleaseTools(ctx context.Context) error {
+	if d.releaseTools != nil {
+		d.releaseTools()
+	}
+	return nil
+}
+
+// NewDiag returns the Diag facade, publishing on bus; releaseTools, if
+// given, is what ReleaseTools calls.
+func NewDiag(bus events.Publisher, releaseTools ...func()) *Diag {
+	d := &Diag{bus: bus}
+	if len(releaseTools) > 0 {
+		d.releaseTools = releaseTools[0]
+	}
+	return d
+}
 
 // NilDeref dereferences a nil pointer. In the desktop app this is the crash
 // that WebKit's signal handlers turn fatal unless SA_ONSTACK is restored.

@@ -183,11 +183,14 @@ var Table = map[string]Guards{
 		"Start":  SignedIn.Note("the desktop window only, in the desktop app"),
 		"Stop":   SignedIn.Note("the desktop window only, in the desktop app"),
 	},
+	"Tools": {
+		"Settings": AdminOnly, "SetSettings": AdminOnly, "List": SignedIn, "Available": SignedIn,
+	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,
 	},
-	"Diag": {"NilDeref": selfTest, "Emit": selfTest, "Report": selfTest},
+	"Diag": {"NilDeref": selfTest, "Emit": selfTest, "Report": selfTest, "ReleaseTools": selfTest},
 }
 
 var (

@@ -24,6 +24,7 @@ import (
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/tools"
 )
 
 // Service is the chat service.
@@ -37,6 +38,8 @@ type Service struct {
 	readFile func(name string) ([]byte, error)
 	// maxFiles bounds the attachments of one message.
 	maxFiles int
+	// tools resolves the tools a reply is offered (nil: none).
+	tools *tools.Service
 
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
@@ -62,6 +65,8 @@ type Options struct {
 	ReadFile func(name string) ([]byte, error)
 	// MaxFiles bounds the attachments of one message (0: 10).
 	MaxFiles int
+	// Tools is the tool registry; nil offers no tools.
+	Tools *tools.Service
 }
 
 // New returns the service.
@@ -70,7 +75,7 @@ func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus 
 		opt.MaxFiles = 10
 	}
 	return &Service{db: db, gen: gen, conns: conns, bus: bus, log: log,
-		readFile: opt.ReadFile, maxFiles: opt.MaxFiles}
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.
@@ -98,6 +103,9 @@ type SendInput struct {
 	SystemPrompt string        `json:"systemPrompt,omitempty"`
 	// Attachments are the caller's unsent uploads to send with the turn.
 	Attachments []ids.AttachmentID `json:"attachments,omitempty"`
+	// ToolsOff starts a new chat with tools off (an existing chat changes
+	// it with Chats.Update).
+	ToolsOff bool `json:"toolsOff,omitempty"`
 }
 
 // Turn is what Send and Edit return.
@@ -146,7 +154,7 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 			return Turn{}, apperr.New(apperr.Invalid, "choose a model for the new chat")
 		}
 		mid := in.ModelID
-		st.New = store.NewChat{ModelID: &mid, SystemPrompt: in.SystemPrompt}
+		st.New = store.NewChat{ModelID: &mid, SystemPrompt: in.SystemPrompt, ToolsOff: in.ToolsOff}
 		if in.Params != nil {
 			if err := llm.CheckEffort(in.Params.ReasoningEffort); err != nil {
 				return Turn{}, err
@@ -155,7 +163,7 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		}
 		// A provisional title at once; the model's title replaces it later.
 		st.Title = provisionalTitle(firstNonEmpty(content, "Attachment"))
-		st.Chat = store.Chat{ModelID: &mid, Params: st.New.Params, SystemPrompt: st.New.SystemPrompt}
+		st.Chat = store.Chat{ModelID: &mid, Params: st.New.Params, SystemPrompt: st.New.SystemPrompt, ToolsOff: in.ToolsOff}
 	} else {
 		defer s.lockChat(in.ChatID)()
 		if st.Chat, err = s.db.ChatByID(ctx, user, in.ChatID); err != nil {
@@ -483,6 +491,17 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 	}
 	if cont != nil {
 		job.Prefix = cont.Parts()
+	}
+	// The tools are resolved once, here, and travel with the reply: what
+	// it may run is what it was offered. A model not flagged for tools
+	// gets an empty set, and its requests no tools array.
+	set, err := s.tools.Resolve(ctx, caller, model, tgt.chat)
+	if err != nil {
+		return err
+	}
+	if set.Len() > 0 {
+		job.Producer = &tools.Loop{Client: client, Request: tgt.req, Tools: set,
+			MaxRounds: s.tools.MaxRounds(ctx), Log: s.log}
 	}
 	if err := s.gen.Start(job); err != nil {
 		// The row would otherwise stay "streaming" until the next restart.

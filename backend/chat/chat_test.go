@@ -23,6 +23,7 @@ import (
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/tools"
 	"github.com/llembas/lembas/frontend"
 )
 
@@ -87,7 +88,10 @@ func (f *frameLog) all() []generation.Frame {
 	return append([]generation.Frame(nil), f.frames...)
 }
 
-func setup(t *testing.T) *env {
+func setup(t *testing.T) *env { t.Helper(); return setupWeb(t, nil) }
+
+// setupWeb is setup with web as what the web tools run on.
+func setupWeb(t *testing.T, web tools.Web) *env {
 	t.Helper()
 	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
 	cfg.DataDir = t.TempDir()
@@ -99,6 +103,7 @@ func setup(t *testing.T) *env {
 		Log:        slog.New(slog.DiscardHandler),
 		LLM:        llm.Options{FirstTokenTimeout: 3 * time.Second, StallTimeout: 2 * time.Second},
 		Generation: generation.Options{FrameEvery: 5 * time.Millisecond, CheckpointEvery: 20 * time.Millisecond, KeepFinished: time.Second},
+		Web:        web,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -108,11 +108,12 @@ type Patch struct {
 	Params       *store.Params
 	SystemPrompt *string
 	Pinned       *bool
+	ToolsOff     *bool
 }
 
 // Update changes a chat and tells the user's followers.
 func (s *Service) Update(ctx context.Context, user ids.UserID, id ids.ChatID, in Patch) (store.Chat, error) {
-	p := store.ChatPatch{Title: in.Title, Folder: in.Folder, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned}
+	p := store.ChatPatch{Title: in.Title, Folder: in.Folder, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned, ToolsOff: in.ToolsOff}
 	if in.Title != nil {
 		t := strings.TrimSpace(*in.Title)
 		if len(t) > 200 {

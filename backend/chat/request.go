@@ -146,8 +146,8 @@ func turns(_ context.Context, d *draft) error {
 		}
 		d.turnAt[m.ID] = len(d.req.Messages)
 		if m.Role == store.RoleAssistant {
-			// A reply is its parts: text, and the tool calls and results
-			// of its rounds (replyMessages); reasoning is never replayed.
+			// A reply replays as its text (replyMessages): its reasoning,
+			// tool calls and tool results are never replayed.
 			d.req.Messages = append(d.req.Messages, replyMessages(m)...)
 			continue
 		}

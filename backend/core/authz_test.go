@@ -127,6 +127,11 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Audio.Voices":      {args: authzNone},
 		"Audio.Mine":        {args: authzNone},
 		"Audio.SetMine":     {args: func(authzIDs) []any { return []any{map[string]any{"autoRead": true, "ttsVoice": "B's voice"}} }},
+		"Tools.Settings":    {args: authzNone},
+		"Tools.SetSettings": {args: func(authzIDs) []any { return []any{map[string]any{"maxRounds": 3}} }},
+		"Tools.List":        {args: authzNone},
+		"Tools.Available":   {args: authzNone},
+		"Diag.ReleaseTools": {args: authzNone},
 		"Audio.Settings":    {args: authzNone},
 		"Audio.SetSettings": {args: func(authzIDs) []any { return []any{map[string]any{"sttUrl": "http://pwned.example/v1"}} }},
 		"Chats.Update": {args: func(s authzIDs) []any {

@@ -43,6 +43,7 @@ import (
 	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/settings"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/tools"
 )
 
 // Mode is how the process runs.
@@ -85,6 +86,10 @@ type Options struct {
 	// Heartbeat is the event streams' keep-alive interval, which also
 	// bounds how long a revoked session keeps its stream (0: 15 s).
 	Heartbeat time.Duration
+	// Web is what the built-in web tools run on (backend/web); nil offers
+	// none, except under LEMBAS_SELFTEST, where tools.SelfTestWeb answers
+	// without the network (the Chromium tests).
+	Web tools.Web
 	// AudioGuard guards users' own voice endpoints (tests let their
 	// loopback fake through).
 	AudioGuard netguard.Guard
@@ -118,6 +123,8 @@ type Core struct {
 	Limiter  *auth.LoginLimiter
 	Files    *files.Service
 	Audio    *audio.Service
+	// Tools is the registry of tools replies may use.
+	Tools *tools.Service
 	// Drops shelves files dropped onto the desktop window until the
 	// window claims them through the desktop mount.
 	Drops *drops.Shelf
@@ -243,7 +250,13 @@ func (c *Core) open(ctx context.Context) error {
 	c.Audio = audio.New(db, c.Secrets, c.Log, audio.Options{Guard: c.opt.AudioGuard})
 	c.Drops = drops.New()
 	c.Connections = connections.New(db, c.Secrets, c.Log, connections.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
-	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
+	web := c.opt.Web
+	if web == nil && cfg.SelfTest {
+		web = tools.NewSelfTestWeb()
+	}
+	c.Tools = tools.New(db, web)
+	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
+		Tools: c.Tools})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
 	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})
@@ -279,9 +292,14 @@ func (c *Core) open(ctx context.Context) error {
 		Files:       api.NewFiles(c.Files, c.permits),
 		Audio:       api.NewAudio(c.Audio, c.Prefs),
 		Sharing:     api.NewSharing(c.opt.Sharer),
+		Tools:       api.NewTools(c.Tools, c.permits),
 	}
 	if cfg.SelfTest {
-		f.Diag = api.NewDiag(c.Bus)
+		var release func()
+		if sw, ok := web.(*tools.SelfTestWeb); ok {
+			release = sw.Release
+		}
+		f.Diag = api.NewDiag(c.Bus, release)
 	}
 	api.RegisterAll(c.Dispatcher, c.permits, f)
 	return nil

@@ -223,6 +223,13 @@ var facadeCalls = []facadeCall{
 	{"Audio.Voices", noArgs, ""},
 	{"Audio.Mine", noArgs, ""},
 	{"Audio.SetMine", func(*testing.T, *world) []any { return []any{map[string]any{"autoRead": true, "ttsVoice": "nova"}} }, ""},
+	{"Tools.Settings", noArgs, ""},
+	{"Tools.SetSettings", func(*testing.T, *world) []any {
+		return []any{map[string]any{"families": map[string]bool{"web_search": true}, "maxRounds": 4}}
+	}, ""},
+	{"Tools.List", noArgs, ""},
+	{"Tools.Available", noArgs, ""},
+	{"Diag.ReleaseTools", noArgs, ""},
 	{"Audio.Settings", noArgs, ""},
 	{"Audio.SetSettings", func(t *testing.T, w *world) []any {
 		return []any{map[string]any{"sttUrl": w.llm.URL(), "ttsUrl": w.llm.URL(), "ttsKey": "sk-audio-1234", "voices": []string{"nova"}}}

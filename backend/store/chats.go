@@ -28,8 +28,8 @@ type Chat struct {
 	// ToolsOff: the chat's replies are offered no tools.
 	ToolsOff  bool
 	CreatedAt int64
-	UpdatedAt    int64
-	DeletedAt    *int64
+	UpdatedAt int64
+	DeletedAt *int64
 	// LastStatus is the status of the chat's last message ("" when it has
 	// none), so a list can mark the chats whose reply is still streaming.
 	LastStatus Status

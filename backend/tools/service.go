@@ -119,7 +119,10 @@ type Info struct {
 }
 
 // List describes every registered tool.
-func (s *Service) List() []Info {
+func (s *Service) List() []Info { return NewToolSet(s.tools...).Info() }
+
+// Info describes the set's tools.
+func (s ToolSet) Info() []Info {
 	out := make([]Info, 0, len(s.tools))
 	for _, t := range s.tools {
 		out = append(out, Info{Name: t.Name, Family: t.Family, Permission: t.Permission,
