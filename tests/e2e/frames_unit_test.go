@@ -29,21 +29,25 @@ const framesUnit = `(async () => {
       { i: 0, text: 'more.' },
       { i: 1, tail: '<p>Two</p>', op: 'replace', close: true },
       { i: 2, open: 'tool_call', name: 'weather', callId: 'c1', text: '{"city":"<b>Bree</b>"}', close: true },
-      { i: 3, open: 'tool_result', callId: 'c1', text: '<img src=x onerror="window.__pwned=1">' },
+      { i: 3, open: 'tool_result', name: 'weather', callId: 'c1', error: true, text: '<img src=x onerror="window.__pwned=1"> see https://example.org/a?b=1 and javascript:alert(1) or http://x/"><b>' },
       { i: 4, open: 'notice', text: '<script>window.__pwned=1</script>' },
       { i: 5, open: 'pause', text: 'Go on?' },
       { i: 6, open: 'text', tail: '<p>Three</p>', op: 'replace' },
-    ] }));
+    ], activity: 'Searching the web for “<b>Bree</b>”' }));
+    const activity = box.querySelector('.reply-activity');
+    const activityAt2 = activity ? activity.textContent + (activity.hidden ? ':hidden' : '') + (box.lastChild === activity ? ':last' : '') : '';
     r.push(st.apply({ chatId: 9, messageId: 1, seq: 3, status: 'final', content: 'One\n\nTwo', metrics: { completionTokens: 3 }, parts: [] }));
     r.push(st.apply({ chatId: 9, messageId: 1, seq: 4, status: 'final', parts: [] }));
     out.coalesced = {
       results: r, kinds: kinds(box), sameBody: box.querySelector('.msg-body') === body,
       text: [...box.querySelectorAll('.msg-body')].map((b) => b.innerHTML.replace(/<\/?div[^>]*>/g, '')),
       reasoning: box.querySelector('.reasoning-text').textContent,
-      tool: box.querySelector('.part-tool-summary').textContent + ' ' + box.querySelectorAll('.part-tool-text')[0].textContent,
-      result: box.querySelectorAll('.part-tool-text')[1].textContent,
+      tool: box.querySelector('.tool-activity-summary').textContent + ' | ' + box.querySelector('.tool-call').textContent,
+      result: box.querySelector('.tool-result-summary').textContent + ' | ' + box.querySelector('.tool-result-text').textContent,
+      links: [...box.querySelectorAll('.tool-result-text a')].map((a) => a.getAttribute('href')),
+      activityAt2, activityAtEnd: activity.hidden,
       notice: box.querySelector('.part-notice').textContent,
-      elements: box.querySelectorAll('img, script, b').length,
+      elements: box.querySelectorAll('img, script, b, .reply-activity *').length,
       final: st.final, status: st.status, content: st.content, finalFull: st.finalFull,
     };
     // Shown in the transcript, for the screenshot.
@@ -125,6 +129,9 @@ func TestFramesInTheBrowser(t *testing.T) {
 			SameBody                   bool
 			Text                       []string
 			Reasoning, Tool, Result    string
+			Links                      []string
+			ActivityAt2                string
+			ActivityAtEnd              bool
 			Notice                     string
 			Elements                   int
 			Final                      bool
@@ -153,14 +160,25 @@ func TestFramesInTheBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := got.Coalesced
-	wantKinds := []string{"reasoning", "msg-body md", "part-tool", "part-tool", "part-notice", "part-pause", "msg-body md"}
+	wantKinds := []string{"reasoning", "msg-body md", "tool-activity", "part-notice", "part-pause", "msg-body md", "reply-activity:hidden"}
 	if !equal(c.Results, []string{"applied", "applied", "applied", "duplicate"}) || !equal(c.Kinds, wantKinds) || !c.SameBody {
 		t.Errorf("coalesced: results %v, parts %v (want %v), body kept %v", c.Results, c.Kinds, wantKinds, c.SameBody)
 	}
 	if !equal(c.Text, []string{"<p>One</p><p>Two</p>", "<p>Three</p>"}) || c.Reasoning != "Think more." {
 		t.Errorf("coalesced: text %q, reasoning %q", c.Text, c.Reasoning)
 	}
-	if c.Tool != `Tool call: weather {"city":"<b>Bree</b>"}` || c.Result != `<img src=x onerror="window.__pwned=1">` ||
+	// A round's call and result are one activity block; the result's
+	// http(s) URLs are its only links, and everything else is text.
+	if want := `Used weather (1 failed) | weather<b>Bree</b>`; c.Tool != want {
+		t.Errorf("coalesced: tool block %q, want %q", c.Tool, want)
+	}
+	if !equal(c.Links, []string{"https://example.org/a?b=1", "http://x/"}) {
+		t.Errorf("coalesced: links %q", c.Links)
+	}
+	if c.ActivityAt2 != "Searching the web for “<b>Bree</b>”:last" || !c.ActivityAtEnd {
+		t.Errorf("coalesced: activity line %q while streaming, hidden at the end %v", c.ActivityAt2, c.ActivityAtEnd)
+	}
+	if c.Result != `Failed: weather | <img src=x onerror="window.__pwned=1"> see https://example.org/a?b=1 and javascript:alert(1) or http://x/"><b>` ||
 		c.Notice != "<script>window.__pwned=1</script>" || c.Elements != 0 {
 		t.Errorf("coalesced: plain parts drawn as %q, %q, %q with %d elements from them; want their text, escaped", c.Tool, c.Result, c.Notice, c.Elements)
 	}

@@ -10,7 +10,7 @@
 //               a reply whose id is not known yet, and on a gap (or when
 //               attaching to a running reply) asks Chats.Live for a snapshot.
 
-import { newPart, partsOf, viewFor } from './parts.js';
+import { isTool, newPart, partsOf, viewFor } from './parts.js';
 
 export class ReplyState {
   /**
@@ -36,6 +36,9 @@ export class ReplyState {
     this.content = content;
     this.final = status !== 'streaming';
     this.finalFull = this.final ? this.joined() : undefined;
+    // activity is what the reply is doing while nothing streams
+    // ("Searching the web for …"), plain text; '' when nothing.
+    this.activity = '';
     this.rev = 0; // bumps on every change
     this.listeners = new Set();
   }
@@ -122,9 +125,10 @@ export class ReplyState {
           if (old.kind !== 'text') {
             old.name = String(op.name || '');
             old.callId = String(op.callId || '');
+            old.error = !!op.error;
           }
         } else {
-          this.parts[op.i] = newPart(op.open, op.open === 'text' ? {} : { name: op.name, callId: op.callId });
+          this.parts[op.i] = newPart(op.open, op.open === 'text' ? {} : { name: op.name, callId: op.callId, error: op.error });
         }
       }
       const part = this.parts[op.i];
@@ -136,7 +140,9 @@ export class ReplyState {
     if (typeof f.error === 'string') this.error = f.error;
     if (f.metrics && typeof f.metrics === 'object') this.metrics = f.metrics;
     if (typeof f.content === 'string' && f.content) this.content = f.content;
+    if (typeof f.activity === 'string') this.activity = f.activity;
     if (this.status !== 'streaming') {
+      this.activity = '';
       this.final = true;
       this.finalFull = this.joined();
     }
@@ -147,6 +153,7 @@ export class ReplyState {
     this.seq = typeof f.seq === 'number' ? f.seq : this.seq;
     this.fresh = false;
     const ops = Array.isArray(f.parts) ? f.parts : [];
+    this.activity = '';
     this.take(f);
     this.parts.length = Math.min(this.parts.length, ops.length);
     this.emit();
@@ -155,6 +162,7 @@ export class ReplyState {
   /** finishFrom ends the reply from a stored Message (after a reload). */
   finishFrom(msg) {
     this.final = true;
+    this.activity = '';
     this.status = msg.status;
     this.error = msg.error || '';
     this.metrics = msg.metrics || null;
@@ -194,6 +202,11 @@ export class ReplyView {
     this.schedule = schedule;
     this.queued = false;
     this.views = [];
+    // groups[i] is the activity block that part i (a tool call or
+    // result) is drawn in: one per run of tool parts, a round's calls and
+    // results together.
+    this.groups = [];
+    this.activityEl = null;
     container.replaceChildren();
     this.unsub = state.subscribe(() => this.request());
     this.sync();
@@ -222,13 +235,63 @@ export class ReplyView {
       if (!v || v.part !== part) {
         const nv = viewFor(part, doc, this.hooks);
         if (v) v.el.replaceWith(nv.el);
+        else if (isTool(part)) this.groupFor(i, doc).body.appendChild(nv.el);
         else this.container.appendChild(nv.el);
         this.views[i] = v = nv;
       }
       v.sync(s.final);
     });
     while (this.views.length > s.parts.length) this.views.pop().el.remove();
+    for (const g of new Set(this.groups)) if (g) this.syncGroup(g, s);
+    this.syncActivity(s, doc);
     if (this.onSynced) this.onSynced();
+  }
+
+  // groupFor returns the activity block of tool part i: the one of the
+  // part before it when that is a tool part too, else a new block.
+  groupFor(i, doc) {
+    let g = i > 0 && isTool(this.state.parts[i - 1]) ? this.groups[i - 1] : null;
+    if (!g) {
+      const details = doc.createElement('details');
+      details.className = 'tool-activity';
+      const summary = details.appendChild(doc.createElement('summary'));
+      summary.className = 'tool-activity-summary';
+      const body = details.appendChild(doc.createElement('div'));
+      body.className = 'tool-activity-body';
+      g = { el: details, summary, body, from: i };
+      this.container.appendChild(details);
+    }
+    this.groups[i] = g;
+    return g;
+  }
+
+  // syncGroup writes a block's summary: the tools its round used.
+  syncGroup(g, s) {
+    const names = [];
+    let failed = 0;
+    for (let i = g.from; i < s.parts.length && this.groups[i] === g; i++) {
+      const p = s.parts[i];
+      if (p.kind === 'tool_call' && p.name && !names.includes(p.name)) names.push(p.name);
+      if (p.kind === 'tool_result' && p.error) failed++;
+    }
+    const label = 'Used ' + (names.join(', ') || 'tools') + (failed ? ' (' + failed + ' failed)' : '');
+    if (g.summary.textContent !== label) g.summary.textContent = label;
+  }
+
+  // syncActivity shows the reply's activity line after its parts.
+  syncActivity(s, doc) {
+    if (!s.activity) {
+      if (this.activityEl) this.activityEl.hidden = true;
+      return;
+    }
+    if (!this.activityEl) {
+      this.activityEl = doc.createElement('p');
+      this.activityEl.className = 'reply-activity';
+      this.activityEl.setAttribute('role', 'status');
+    }
+    if (this.activityEl.textContent !== s.activity) this.activityEl.textContent = s.activity;
+    this.activityEl.hidden = false;
+    if (this.container.lastChild !== this.activityEl) this.container.appendChild(this.activityEl);
   }
 }
 

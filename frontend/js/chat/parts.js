@@ -64,12 +64,13 @@ export class TextPart {
 
 /** PlainPart is every other kind: its text is plain and only grows. */
 export class PlainPart {
-  constructor(kind, { text = '', name = '', callId = '' } = {}) {
+  constructor(kind, { text = '', name = '', callId = '', error = false } = {}) {
     this.kind = kind;
     this.closed = false;
     this.text = String(text || '');
     this.name = String(name || '');
     this.callId = String(callId || '');
+    this.error = !!error; // a failed tool result
     this.resetRev = 0; // bumps when the text is replaced, not appended to
   }
 
@@ -272,21 +273,101 @@ const ReasoningView = class extends FoldView {
   }
 };
 
-const tool = (label) => ({ cls: 'part-tool', summaryCls: 'part-tool-summary', textTag: 'pre', textCls: 'part-tool-text', label });
+/** isTool: the part belongs to a round's activity block (a call or its result). */
+export const isTool = (part) => !!part && (part.kind === 'tool_call' || part.kind === 'tool_result');
 
-/** ToolCallView: a call the model asked for, its arguments folded. */
-const ToolCallView = class extends FoldView {
-  constructor(part, doc) {
-    super(part, doc, tool((p) => 'Tool call' + (p.name ? ': ' + p.name : '')));
+/**
+ * argsSummary is a call's arguments on one line: the values of its JSON
+ * object ("Bree weather"), else the text as the model wrote it.
+ */
+export function argsSummary(text) {
+  let v = null;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    /* not JSON (yet): shown as written */
   }
-};
+  const line = v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.values(v).map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(' · ')
+    : String(text || '');
+  const flat = line.replace(/\s+/g, ' ').trim();
+  return flat.length > 120 ? flat.slice(0, 119) + '…' : flat;
+}
 
-/** ToolResultView: what a tool returned, folded. */
-const ToolResultView = class extends FoldView {
-  constructor(part, doc) {
-    super(part, doc, tool(() => 'Tool result'));
+// URLs in a tool's result become links only when they are http or https.
+const URL_RE = /\bhttps?:\/\/[^\s<>"'`)\]]+/g;
+
+/** safeHref returns the URL when it parses as http or https, else ''. */
+export function safeHref(u) {
+  try {
+    const url = new URL(u);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : '';
+  } catch {
+    return '';
   }
-};
+}
+
+/**
+ * linkify fills target with text as text nodes, with http(s) URLs as
+ * anchors whose text is the URL: never parsed as HTML, and no other scheme
+ * (javascript:, data:) ever becomes a link.
+ */
+export function linkify(target, text) {
+  const doc = target.ownerDocument;
+  target.replaceChildren();
+  let at = 0;
+  for (const m of String(text).matchAll(URL_RE)) {
+    const href = safeHref(m[0]);
+    if (!href) continue;
+    if (m.index > at) target.appendChild(doc.createTextNode(text.slice(at, m.index)));
+    const a = el(doc, 'a', 'tool-link', m[0]);
+    a.href = href;
+    a.target = '_blank';
+    a.rel = 'noopener noreferrer';
+    target.appendChild(a);
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) target.appendChild(doc.createTextNode(text.slice(at)));
+}
+
+/** ToolCallView: one call of a round — the tool's name and its arguments on a line. */
+class ToolCallView {
+  constructor(part, doc) {
+    this.part = part;
+    this.el = el(doc, 'div', 'tool-call');
+    this.nameEl = this.el.appendChild(el(doc, 'span', 'tool-call-name'));
+    this.argsEl = this.el.appendChild(el(doc, 'span', 'tool-call-args'));
+  }
+
+  sync() {
+    const p = this.part;
+    if (this.nameEl.textContent !== p.name) this.nameEl.textContent = p.name || 'tool';
+    const a = argsSummary(p.text);
+    if (this.argsEl.textContent !== a) this.argsEl.textContent = a;
+  }
+}
+
+/** ToolResultView: what a call returned, folded: escaped text, http(s) links only. */
+class ToolResultView {
+  constructor(part, doc) {
+    this.part = part;
+    this.el = el(doc, 'details', 'tool-result');
+    this.summary = this.el.appendChild(el(doc, 'summary', 'tool-result-summary'));
+    this.body = this.el.appendChild(el(doc, 'pre', 'tool-result-text'));
+    this.shown = null;
+  }
+
+  sync() {
+    const p = this.part;
+    const label = (p.error ? 'Failed: ' : 'Result: ') + (p.name || 'tool');
+    if (this.summary.textContent !== label) this.summary.textContent = label;
+    this.el.classList.toggle('is-error', p.error);
+    if (this.shown !== p.text) {
+      linkify(this.body, p.text);
+      this.shown = p.text;
+    }
+  }
+}
 
 /**
  * LineView: one line of plain text, its class saying what it is: a pause
