@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
+)
+
+// TestToolRoundInChromium: a chat whose model searches the web (the
+// self-test's Web: no network, a "[hold]" query waits for
+// Diag.ReleaseTools) shows the activity line while the tool runs; a reload
+// mid-round re-attaches to the same state (the call in its activity block,
+// the line); released, the answer follows, and the result's only link is
+// its https URL.
+func TestToolRoundInChromium(t *testing.T) {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	srv, base := harness.Serve(t, bin, t.TempDir(), "LEMBAS_SELFTEST=1")
+	a := &chatApp{base: base, llm: fakellm.New(t), srv: srv}
+	a.llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		body := string(r.Body)
+		switch {
+		case strings.Contains(body, "You write titles"):
+			return fakellm.Stream("Weather in Bree")
+		case strings.Contains(body, `"role":"tool"`):
+			return fakellm.Stream("It rains in Bree, says [the first result](https://example.org/first).")
+		case !strings.Contains(body, "weather in Bree"):
+			return fakellm.Stream("Hello.") // the self-test's own chat
+		}
+		return fakellm.NewStream().Content("Let me search. ").
+			ToolCall(0, "call_1", "web_search", `{"query":"[hold] Bree weather"}`).Finish("tool_calls").Reply()
+	}))
+	a.open(t, "")
+	// LEMBAS_SELFTEST runs the page's self-test at every load; then a
+	// new chat.
+	selftests := func(n int) {
+		t.Helper()
+		rx := regexp.MustCompile(`selftest \w+ (done|error)`)
+		deadline := time.Now().Add(90 * time.Second)
+		for len(rx.FindAllString(srv.Stdout()+srv.Stderr(), -1)) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the page's self-test did not finish %d times", n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	selftests(1)
+	a.do(chromedp.Navigate(base + "/#/"))
+	a.waitJS(`!!document.querySelector('#composer-input')`)
+	var models []struct{ ID int64 }
+	harness.API(t, base, "Models.Picker", &models)
+	if len(models) == 0 {
+		t.Fatal("no models")
+	}
+	harness.API(t, base, "Models.Update", nil, models[0].ID, map[string]any{"capabilities": map[string]any{"tools": true}})
+	harness.API(t, base, "Tools.SetSettings", nil, map[string]any{"families": map[string]bool{"web_search": true}})
+	var avail []struct{ Name string }
+	harness.API(t, base, "Tools.Available", &avail)
+	if len(avail) != 1 || avail[0].Name != "web_search" {
+		t.Fatalf("available tools %+v", avail)
+	}
+
+	a.send("What is the weather in Bree?")
+	const activity = `(document.querySelector('.msg-assistant .reply-activity:not([hidden])')?.textContent || '')`
+	const block = `(document.querySelector('.msg-assistant .tool-activity')?.innerText || '')`
+	a.waitJS(activity + `.includes('Searching the web for “[hold] Bree weather”')`)
+	a.waitJS(block + `.includes('web_search')`)
+	a.shot("tool-activity")
+
+	// A reload while the tool runs comes back to the same state (the
+	// self-test runs again first, then the chat is opened).
+	chatHash := a.str(`location.hash`)
+	a.do(chromedp.Reload())
+	selftests(2)
+	a.do(chromedp.Navigate(base + "/" + chatHash))
+	a.waitJS(activity + `.includes('Searching the web for “[hold] Bree weather”') && ` + block + `.includes('web_search')`)
+	if got := a.str(`document.querySelector('.msg-assistant .tool-call')?.textContent || ''`); !strings.Contains(got, "[hold] Bree weather") {
+		t.Errorf("the call after the reload reads %q", got)
+	}
+	if !a.bool(`!!document.querySelector('.msg-assistant.is-streaming')`) {
+		t.Error("after the reload the reply is not shown as streaming")
+	}
+
+	harness.API(t, base, "Diag.ReleaseTools", nil)
+	a.waitJS(lastReply + `.includes('It rains in Bree')`)
+	a.waitReplyIdle()
+	a.waitJS(`!document.querySelector('.msg-assistant .reply-activity:not([hidden])')`)
+	a.do(chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.msg-assistant details').forEach((d) => { d.open = true; })`))
+	a.waitJS(`!!document.querySelector('.msg-assistant .tool-result-text')`)
+	links := a.str(`[...document.querySelectorAll('.msg-assistant .tool-result-text a')].map((x) => x.getAttribute('href')).join(' ')`)
+	if links != "https://example.org/first" {
+		t.Errorf("links in the result: %q (a javascript: URL must never be one)", links)
+	}
+	if got := a.str(`document.querySelector('.msg-assistant .tool-result-text').textContent`); !strings.Contains(got, "javascript:alert(1)") || !strings.Contains(got, "Second <b>result</b>") {
+		t.Errorf("result text %q", got)
+	}
+	a.shot("tool-result")
+	// No a.pe.check: the self-test makes its 500s on purpose.
+}
