@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench . -benchmem -count 3 \
-  ./backend/api ./backend/events ./backend/core ./backend/render ./backend/store ./backend/generation ./tests/cli | tee "$out"
+  ./backend/api ./backend/events ./backend/core ./backend/render ./backend/store ./backend/generation ./backend/tools ./tests/cli | tee "$out"
 # Opening a 2,000-message chat against a 20-message one, in Chromium against
 # the real server (skipped without Chromium, so its figure reads n/a).
 go test -run '^$' -bench LongChatOpen -count 3 ./tests/e2e | tee -a "$out"
@@ -49,6 +49,7 @@ echo "figure server_binary_mb $(median ServerBinarySize MB) MB"
 echo "figure added_ttft_p50_ms $(median AddedTTFT p50_ms) ms"
 echo "figure added_ttft_p99_ms $(median AddedTTFT p99_ms) ms"
 echo "figure send_call_ms $(median SendCall p50_ms) ms"
+echo "figure tool_round_overhead_ms $(median ToolRound p50_ms) ms"
 echo "figure render_amplification $(median RenderAmplification/coalesced render_amplification) x"
 echo "figure follower_bytes_ratio $(median FollowerBytes/coalesced follower_bytes_ratio) x"
 echo "figure follower_wire_ratio $(median FollowerWire wire_bytes_ratio) x"

@@ -36,7 +36,7 @@ type env struct {
 	gen    *generation.Service
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t)
