@@ -20,7 +20,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v8';
+const VERSION = 'v9';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -90,6 +90,7 @@ const SHELL = [
   '/js/shell/quick.js',
   '/js/shell/shortcuts.js',
   '/js/shell/sidebar.js',
+  '/js/tools/settings.js',
   '/img/favicon.svg',
   '/img/mark.svg',
   '/icons/icon-256.png',

@@ -126,7 +126,8 @@ function ChatComposer({ c, narrow }) {
           draft=${c.draft} saveDraft=${c.saveDraft} onDraft=${c.onDraft} streaming=${c.busy}
           disabled=${!!c.disabledReason} disabledReason=${c.disabledReason}
           onSend=${c.send} onStop=${c.stop} autoFocus=${!narrow}
-          vision=${!!(c.model || { capabilities: {} }).capabilities?.vision} />`}
+          vision=${!!(c.model || { capabilities: {} }).capabilities?.vision}
+          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${c.setToolsOff} />`}
     </div>`;
 }
 

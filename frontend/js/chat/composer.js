@@ -35,10 +35,12 @@ export function isSendKey(e, composing) {
  *   disabled     nothing can be sent (no model, say); the reason in disabledReason
  *   onSend(text, attachmentIds) resolves to true when the message was accepted
  *   vision       the chosen model sees images (false: a warning before sending)
+ *   tools        the tools the chosen model offers (empty: no tools switch)
+ *   toolsOff, onToolsOff(off)  the chat's "tools off" switch
  *   onStop()
  *   autoFocus
  */
-export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true }) {
+export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
   const { files, setFiles, lim, add: addFiles, remove, refuse } = useAttachments();
@@ -241,6 +243,12 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
           onClick=${() => picker.current && picker.current.click()}>
           <${SmallIcon} name="clip" />
         </button>
+        ${tools.length > 0 && onToolsOff ? html`
+          <label class="composer-tools" title=${'Let the reply use: ' + tools.map((t) => t.name).join(', ')}>
+            <input type="checkbox" id="composer-tools" checked=${!toolsOff}
+              onChange=${(e) => onToolsOff(!e.currentTarget.checked)} />
+            <span>Tools</span>
+          </label>` : null}
         <${DictateButton} onText=${(t) => { setText((cur) => { const v = cur ? cur.replace(/\s*$/, ' ') + t : t; schedule(v); return v; }); if (ta.current) ta.current.focus({ preventScroll: true }); }} />
         ${disabledReason ? html`<p id="composer-note" class="composer-note">${disabledReason}</p>` : html`<p class="composer-hint">Enter to send, Shift+Enter for a new line</p>`}
         <button type="submit" class=${'btn btn-primary composer-send' + (streaming ? ' is-stop' : '')} id="composer-button"

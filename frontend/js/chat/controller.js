@@ -180,6 +180,19 @@ function useReaderScrolls(scroller) {
  * chatId (none: the new-chat screen). Everything the views draw and every
  * handler they call is in what it returns.
  */
+// availableTools asks once per page which tools the caller's replies may
+// use (they change only when an administrator changes them).
+let availablePromise = null;
+function availableTools() {
+  if (!availablePromise) {
+    availablePromise = call('Tools.Available').then((l) => (Array.isArray(l) ? l : []), () => {
+      availablePromise = null;
+      return [];
+    });
+  }
+  return availablePromise;
+}
+
 export function useChatController(chatId) {
   const store = useStore();
   const isNew = !chatId;
@@ -745,11 +758,36 @@ export function useChatController(chatId) {
   const lastId = messages.length ? messages[messages.length - 1].id : 0;
 
   const model = store.models.find((m) => m.id === modelId) || null;
+  // The tools this chat's replies may be offered: the caller's available
+  // ones (Tools.Available), narrowed by the model's flag and switches.
+  const [available, setAvailable] = useState(null);
+  useEffect(() => {
+    let live = true;
+    availableTools().then((list) => { if (live) setAvailable(list); });
+    return () => { live = false; };
+  }, []);
+  const caps = (model && model.capabilities) || {};
+  const modelTools = caps.tools && Array.isArray(available)
+    ? available.filter((t) => !(caps.toolsOff || []).includes(t.family)) : [];
+  const toolsOff = isNew ? !!pendingSettings.toolsOff : !!(chat && chat.toolsOff);
+  const setToolsOff = async (off) => {
+    if (isNew) {
+      setPendingSettings((p) => ({ ...p, toolsOff: off }));
+      return;
+    }
+    try {
+      const c = await call('Chats.Update', chatId, { toolsOff: off });
+      setChat((old) => ({ ...old, ...c }));
+    } catch (err) {
+      toastError('Could not change the tools switch', err);
+    }
+  };
   const draft = isNew ? storage(NEW_DRAFT_KEY) || '' : drafts.has(chatId) ? drafts.get(chatId) : (chat && chat.draft) || '';
 
   return {
     chatId, isNew, store, chat, load, messages, states, hasMore, olderLoading, highlightId, showJump,
     renaming, setRenaming, pendingSettings, modelId, model, busy, title, noConnections, disabledReason,
+    modelTools, toolsOff, setToolsOff,
     lastId, lastAssistant, draft,
     scroller, inner, announceEl, reader,
     loadOlder, onScroll, jump, onSynced, announce, onTranscriptClick,

@@ -179,6 +179,16 @@ function ModelDetail({ model, efforts, onSaved, onImage, onClose }) {
               <label class="check" key=${k}><input type="checkbox" checked=${!!caps[k]}
                 onChange=${(e) => setCaps({ ...caps, [k]: e.currentTarget.checked })} /><span>${label}</span></label>`)}
           </div>
+          ${!!caps.tools && html`
+            <div class="check-row" role="group" aria-label="Tools this model may use">
+              ${TOOL_FAMILIES.map(([f, label]) => html`
+                <label class="check" key=${f}><input type="checkbox" id=${idp + '-tool-' + f} checked=${!(caps.toolsOff || []).includes(f)}
+                  onChange=${(e) => {
+                    const off = (caps.toolsOff || []).filter((x) => x !== f);
+                    if (!e.currentTarget.checked) off.push(f);
+                    setCaps({ ...caps, toolsOff: off });
+                  }} /><span>${label}</span></label>`)}
+            </div>`}
         </fieldset>
         <${Field} id=${idp + '-ctx'} label="Context length (tokens)" type="number" min="0" step="1" inputmode="numeric" value=${ctx}
           onValue=${setCtx} hint=${ctxShown ? `${ctxShown} (${formatNumber(Number(ctx))} tokens).` : 'Unknown. Enter 0 when you do not know it.'} />
@@ -197,6 +207,11 @@ function ModelDetail({ model, efforts, onSaved, onImage, onClose }) {
       </div>
     </form>`;
 }
+
+
+// The tool families a model flagged for tools may use, each on unless
+// switched off (capabilities.toolsOff).
+const TOOL_FAMILIES = [['web_search', 'Web search'], ['fetch', 'Read web pages']];
 
 export function ModelsSettings() {
   const store = useStore();
