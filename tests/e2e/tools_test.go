@@ -30,7 +30,7 @@ func TestToolRoundInChromium(t *testing.T) {
 			return fakellm.Stream("Weather in Bree")
 		case strings.Contains(body, `"role":"tool"`):
 			return fakellm.Stream("It rains in Bree, says [the first result](https://example.org/first).")
-		case !strings.Contains(body, "weather in Bree"):
+		case !strings.Contains(body, "weather in Bree"), strings.Contains(body, "And tomorrow?"):
 			return fakellm.Stream("Hello.") // the self-test's own chat
 		}
 		return fakellm.NewStream().Content("Let me search. ").
@@ -101,5 +101,39 @@ func TestToolRoundInChromium(t *testing.T) {
 		t.Errorf("result text %q", got)
 	}
 	a.shot("tool-result")
+
+	// The chat's tools switch: shown (on) for a model that offers tools;
+	// turned off, the next request carries no tools array.
+	a.waitJS(`document.querySelector('#composer-tools')?.checked === true`)
+	a.click(`#composer-tools`)
+	a.waitJS(`document.querySelector('#composer-tools')?.checked === false`)
+	var view struct{ ToolsOff bool }
+	harness.API(t, base, "Chats.Get", &view, a.js(`Number(location.hash.split('/').pop())`))
+	if !view.ToolsOff {
+		t.Error("the switch did not turn the chat's tools off")
+	}
+	n := len(a.llm.Requests())
+	a.send("And tomorrow?")
+	a.waitJS(lastReply + `.includes('Hello.')`)
+	for _, r := range a.llm.Requests()[n:] {
+		if _, ok := r.JSON["tools"]; ok && r.JSON["stream"] == true {
+			t.Errorf("a request of a chat with tools off offered tools: %s", r.Body)
+		}
+	}
+
+	// Settings → Tools: the families and the round limit.
+	a.do(chromedp.Navigate(base + "/#/settings/tools"))
+	a.waitJS(`document.querySelector('#tools-family-web_search')?.checked === true && document.querySelector('#tools-family-fetch')?.checked === false`)
+	a.fill(`#tools-rounds`, "3")
+	a.click(`#tools-form button[type=submit]`)
+	var st struct{ MaxRounds int }
+	deadline := time.Now().Add(30 * time.Second)
+	for harness.API(t, base, "Tools.Settings", &st); st.MaxRounds != 3; harness.API(t, base, "Tools.Settings", &st) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the round limit is %d after saving 3", st.MaxRounds)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	a.shot("tools-settings")
 	// No a.pe.check: the self-test makes its 500s on purpose.
 }

@@ -180,17 +180,11 @@ function useReaderScrolls(scroller) {
  * chatId (none: the new-chat screen). Everything the views draw and every
  * handler they call is in what it returns.
  */
-// availableTools asks once per page which tools the caller's replies may
-// use (they change only when an administrator changes them).
-let availablePromise = null;
+// availableTools asks which tools the caller's replies may use (asked
+// again for every chat opened, so an administrator's change shows
+// without a reload).
 function availableTools() {
-  if (!availablePromise) {
-    availablePromise = call('Tools.Available').then((l) => (Array.isArray(l) ? l : []), () => {
-      availablePromise = null;
-      return [];
-    });
-  }
-  return availablePromise;
+  return call('Tools.Available').then((l) => (Array.isArray(l) ? l : []), () => []);
 }
 
 export function useChatController(chatId) {
@@ -765,7 +759,7 @@ export function useChatController(chatId) {
     let live = true;
     availableTools().then((list) => { if (live) setAvailable(list); });
     return () => { live = false; };
-  }, []);
+  }, [chatId]);
   const caps = (model && model.capabilities) || {};
   const modelTools = caps.tools && Array.isArray(available)
     ? available.filter((t) => !(caps.toolsOff || []).includes(t.family)) : [];
