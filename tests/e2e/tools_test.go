@@ -137,3 +137,38 @@ func TestToolRoundInChromium(t *testing.T) {
 	a.shot("tools-settings")
 	// No a.pe.check: the self-test makes its 500s on purpose.
 }
+
+// TestModelToolSwitches: a model marked for tools shows a switch per tool
+// family on its card; one turned off is saved in its capabilities.
+func TestModelToolSwitches(t *testing.T) {
+	a := newChatApp(t)
+	a.do(chromedp.Navigate(a.base + "/#/settings/models"))
+	a.click(".model-row-main")
+	a.waitJS(`!!document.querySelector('.model-detail')`)
+	if a.bool(`!!document.querySelector("input[id$='-tool-web_search']")`) {
+		t.Error("tool switches shown for a model not marked for tools")
+	}
+	a.clickXPath(`//form[contains(@class,'model-detail')]//label[.//span[text()='Tools']]/input`)
+	a.waitJS(`!!document.querySelector("input[id$='-tool-web_search']") && document.querySelector("input[id$='-tool-web_search']").checked`)
+	a.click(`input[id$='-tool-web_search']`)
+	a.shot("model-tool-switches")
+	a.click(`.model-detail button[type=submit]`)
+	var models []struct {
+		Capabilities struct {
+			Tools    bool
+			ToolsOff []string
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		harness.API(t, a.base, "Models.Picker", &models)
+		if len(models) > 0 && models[0].Capabilities.Tools && len(models[0].Capabilities.ToolsOff) == 1 && models[0].Capabilities.ToolsOff[0] == "web_search" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("capabilities after saving: %+v", models)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	a.pe.check(t)
+}
