@@ -43,6 +43,7 @@ import (
 	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/settings"
 	"github.com/llembas/lembas/backend/store"
+	webtools "github.com/llembas/lembas/backend/web"
 )
 
 // Mode is how the process runs.
@@ -88,6 +89,10 @@ type Options struct {
 	// AudioGuard guards users' own voice endpoints (tests let their
 	// loopback fake through).
 	AudioGuard netguard.Guard
+	// Web tunes the web tools (tests point the providers at fakes and
+	// give the guard a resolver hook); the administrator's allow-list is
+	// added to its guard.
+	Web webtools.Options
 	// WriteTimeout, MaxDownloads and DownloadWait tune the listening
 	// handler (httpapi.Options); zero values are the defaults.
 	WriteTimeout time.Duration
@@ -118,6 +123,8 @@ type Core struct {
 	Limiter  *auth.LoginLimiter
 	Files    *files.Service
 	Audio    *audio.Service
+	// Web is what the web_search and fetch_url tools run on.
+	Web *webtools.Service
 	// Drops shelves files dropped onto the desktop window until the
 	// window claims them through the desktop mount.
 	Drops *drops.Shelf
@@ -242,6 +249,7 @@ func (c *Core) open(ctx context.Context) error {
 	db.OnFilesReleased(c.Files.Remove)
 	c.Audio = audio.New(db, c.Secrets, c.Log, audio.Options{Guard: c.opt.AudioGuard})
 	c.Drops = drops.New()
+	c.Web = webtools.New(db, c.Secrets, c.Log, c.opt.Web)
 	c.Connections = connections.New(db, c.Secrets, c.Log, connections.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
 	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
 
@@ -279,6 +287,7 @@ func (c *Core) open(ctx context.Context) error {
 		Files:       api.NewFiles(c.Files, c.permits),
 		Audio:       api.NewAudio(c.Audio, c.Prefs),
 		Sharing:     api.NewSharing(c.opt.Sharer),
+		Web:         api.NewWeb(c.Web),
 	}
 	if cfg.SelfTest {
 		f.Diag = api.NewDiag(c.Bus)
