@@ -93,6 +93,9 @@ func TestWebSettings(t *testing.T) {
 		u.fill("#web-firecrawl-key", key)
 		u.click(`#web-settings button[type=submit]`)
 		u.waitJS(`(document.querySelector('#web-firecrawl-key-help')?.innerText ?? '').includes('A key is set')`)
+		if u.js(`!!document.querySelector('#web-test-hits')`) == true {
+			t.Error("the test search still shows SearXNG's results after the provider changed")
+		}
 		if v := u.str(`document.querySelector('#web-firecrawl-key').value`); v != "" {
 			t.Errorf("key field holds %q after saving", v)
 		}

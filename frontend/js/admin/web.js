@@ -54,6 +54,11 @@ function TestSearch({ provider }) {
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState(null);
   const { error, fail, clear } = useFormError();
+  // Results of another provider would read as this one's.
+  useEffect(() => {
+    setResult(null);
+    clear();
+  }, [provider]);
   const run = async (e) => {
     e.preventDefault();
     if (!query.trim()) {
