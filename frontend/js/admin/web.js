@@ -100,7 +100,7 @@ function TestSearch({ provider }) {
                     ? html`<a class="web-hit-title" href=${safeLink(h.url)} target="_blank" rel="noopener noreferrer">${h.title || h.url}</a>`
                     : html`<span class="web-hit-title">${h.title}</span>`}
                   <span class="web-hit-url mono">${h.url}</span>
-                  ${h.snippet && html`<span class="web-hit-snippet">${h.snippet}</span>`}
+                  ${!!h.snippet && html`<span class="web-hit-snippet">${h.snippet}</span>`}
                 </li>`)}
             </ol>`}
         </div>
@@ -175,7 +175,7 @@ export function WebSettings() {
               autocomplete="new-password" spellcheck="false" placeholder=${saved.firecrawlKeySet ? 'Set' : 'None'} disabled=${draft.clearKey}
               onValue=${(v) => set({ key: v })}
               hint=${saved.firecrawlKeySet ? 'A key is set. Leave this blank to keep it.' : 'Stored encrypted; it is never shown again.'}
-              after=${saved.firecrawlKeySet && html`
+              after=${!!saved.firecrawlKeySet && html`
                 <label class="check"><input type="checkbox" id="web-firecrawl-clear" checked=${draft.clearKey}
                   onChange=${(e) => set({ clearKey: e.currentTarget.checked, key: '' })} />
                   <span>Clear key</span></label>`} />`}
