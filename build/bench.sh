@@ -29,6 +29,11 @@ go test -run '^$' -bench 'DesktopMemory|ServeMemory' -benchtime 1x -count 1 ./te
 # MB decoded) uploaded at once by four users: the process's peak RSS.
 go test -run '^$' -bench WorstCaseImages -benchtime 1x -count 3 ./backend/files | tee -a "$out"
 
+# The SSRF guard: every address form of this machine, its networks and a
+# cloud's metadata service, directly and through redirects from an allowed
+# host, against a loopback listener that must see no connection.
+go test -run '^$' -bench SSRFForms -benchtime 1x -count 1 ./backend/netguard | tee -a "$out"
+
 # median NAME COLUMN-UNIT: the median of the value before UNIT on the
 # benchmark's lines.
 median() {
@@ -59,6 +64,8 @@ echo "figure upload_peak_rss_4_worst_images_mb $(median WorstCaseImages peak_rss
 echo "figure long_chat_open_ratio $(median LongChatOpen long_chat_open_ratio) x"
 echo "figure page_ready_ms $(median PageReady page_ready_ms) ms"
 echo "figure page_ready_cold_ms $(median PageReady cold_ms) ms"
+echo "figure ssrf_forms_refused $(median SSRFForms ssrf_forms_refused) forms"
+echo "figure ssrf_forms_reached $(median SSRFForms ssrf_forms_reached) forms"
 echo "figure page_modules_ms $(median PageReady modules_ms) ms"
 echo "figure page_requests $(median PageReady page_requests)"
 echo "figure desktop_start_ms $(median DesktopStart ms/start) ms"

@@ -58,6 +58,7 @@ const SHELL = [
   '/js/admin/groups.js',
   '/js/admin/instance.js',
   '/js/admin/users.js',
+  '/js/admin/web.js',
   '/js/chat/attachments.js',
   '/js/chat/chat.js',
   '/js/chat/composer.js',

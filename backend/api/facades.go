@@ -26,6 +26,7 @@ type Facades struct {
 	Audio       *Audio
 	Sharing     *Sharing
 	Tools       *Tools
+	Web         *Web
 	Diag        *Diag
 }
 
@@ -41,6 +42,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"Connections", f.Connections}, {"Folders", f.Folders}, {"Account", f.Account},
 		{"Admin", f.Admin}, {"Files", f.Files}, {"Audio", f.Audio}, {"Sharing", f.Sharing},
 		{"Tools", f.Tools},
+		{"Web", f.Web},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

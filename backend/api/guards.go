@@ -175,6 +175,7 @@ var Table = map[string]Guards{
 		"Status": SignedIn, "Voices": SignedIn, "Mine": SignedIn, "SetMine": SignedIn,
 		"Settings": AdminOnly, "SetSettings": AdminOnly,
 	},
+	"Web": {"Settings": AdminOnly, "SetSettings": AdminOnly, "TestSearch": AdminOnly},
 	// Sharing answers the household server with "unavailable" (Status with
 	// why) before it would refuse a browser, so its desktop check stays in
 	// the methods.

@@ -103,7 +103,7 @@ func setupWeb(t *testing.T, web tools.Web) *env {
 		Log:        slog.New(slog.DiscardHandler),
 		LLM:        llm.Options{FirstTokenTimeout: 3 * time.Second, StallTimeout: 2 * time.Second},
 		Generation: generation.Options{FrameEvery: 5 * time.Millisecond, CheckpointEvery: 20 * time.Millisecond, KeepFinished: time.Second},
-		Web:        web,
+		ToolsWeb:   web,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -123,6 +123,9 @@ func authzCalls(llmURL string) map[string]authzCall {
 			return []any{s.UserMsg, "pwned", []ids.AttachmentID{s.Attachment}}
 		}},
 		"Files.Limits":      {args: authzNone},
+		"Web.Settings":      {args: authzNone},
+		"Web.SetSettings":   {args: func(authzIDs) []any { return []any{map[string]any{"allow": []string{"10.0.0.0/8"}}} }},
+		"Web.TestSearch":    {args: func(authzIDs) []any { return []any{map[string]any{"query": "pwned"}} }},
 		"Audio.Status":      {args: authzNone},
 		"Audio.Voices":      {args: authzNone},
 		"Audio.Mine":        {args: authzNone},

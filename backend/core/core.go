@@ -44,6 +44,7 @@ import (
 	"github.com/llembas/lembas/backend/settings"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/backend/tools"
+	webtools "github.com/llembas/lembas/backend/web"
 )
 
 // Mode is how the process runs.
@@ -86,13 +87,17 @@ type Options struct {
 	// Heartbeat is the event streams' keep-alive interval, which also
 	// bounds how long a revoked session keeps its stream (0: 15 s).
 	Heartbeat time.Duration
-	// Web is what the built-in web tools run on (backend/web); nil offers
-	// none, except under LEMBAS_SELFTEST, where tools.SelfTestWeb answers
-	// without the network (the Chromium tests).
-	Web tools.Web
+	// ToolsWeb replaces what the built-in web tools run on (tests give a
+	// fake); nil is Core.Web, except under LEMBAS_SELFTEST, where
+	// tools.SelfTestWeb answers without the network (the Chromium tests).
+	ToolsWeb tools.Web
 	// AudioGuard guards users' own voice endpoints (tests let their
 	// loopback fake through).
 	AudioGuard netguard.Guard
+	// Web tunes the web tools (tests point the providers at fakes and
+	// give the guard a resolver hook); the administrator's allow-list is
+	// added to its guard.
+	Web webtools.Options
 	// WriteTimeout, MaxDownloads and DownloadWait tune the listening
 	// handler (httpapi.Options); zero values are the defaults.
 	WriteTimeout time.Duration
@@ -125,6 +130,8 @@ type Core struct {
 	Audio    *audio.Service
 	// Tools is the registry of tools replies may use.
 	Tools *tools.Service
+	// Web is what the web_search and fetch_url tools run on.
+	Web *webtools.Service
 	// Drops shelves files dropped onto the desktop window until the
 	// window claims them through the desktop mount.
 	Drops *drops.Shelf
@@ -249,9 +256,13 @@ func (c *Core) open(ctx context.Context) error {
 	db.OnFilesReleased(c.Files.Remove)
 	c.Audio = audio.New(db, c.Secrets, c.Log, audio.Options{Guard: c.opt.AudioGuard})
 	c.Drops = drops.New()
+	c.Web = webtools.New(db, c.Secrets, c.Log, c.opt.Web)
 	c.Connections = connections.New(db, c.Secrets, c.Log, connections.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
-	web := c.opt.Web
-	if web == nil && cfg.SelfTest {
+	var web tools.Web = c.Web
+	switch {
+	case c.opt.ToolsWeb != nil:
+		web = c.opt.ToolsWeb
+	case cfg.SelfTest:
 		web = tools.NewSelfTestWeb()
 	}
 	c.Tools = tools.New(db, web)
@@ -293,6 +304,7 @@ func (c *Core) open(ctx context.Context) error {
 		Audio:       api.NewAudio(c.Audio, c.Prefs),
 		Sharing:     api.NewSharing(c.opt.Sharer),
 		Tools:       api.NewTools(c.Tools, c.permits),
+		Web:         api.NewWeb(c.Web),
 	}
 	if cfg.SelfTest {
 		var release func()

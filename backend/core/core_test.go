@@ -234,6 +234,9 @@ var facadeCalls = []facadeCall{
 	{"Audio.SetSettings", func(t *testing.T, w *world) []any {
 		return []any{map[string]any{"sttUrl": w.llm.URL(), "ttsUrl": w.llm.URL(), "ttsKey": "sk-audio-1234", "voices": []string{"nova"}}}
 	}, ""},
+	{"Web.Settings", noArgs, ""},
+	{"Web.SetSettings", func(*testing.T, *world) []any { return []any{map[string]any{"results": 6}} }, ""},
+	{"Web.TestSearch", func(*testing.T, *world) []any { return []any{map[string]any{"query": "lembas"}} }, apperr.Invalid},
 	{"Chats.EmptyTrash", noArgs, ""},
 	{"Connections.Delete", func(t *testing.T, w *world) []any {
 		v, err := w.c.Connections.Create(context.Background(), store.Actor{User: ids.UserID(w.c.Owner.ID), Admin: true},

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -80,6 +81,10 @@ func mustPrefixes(ss ...string) []netip.Prefix {
 // ErrBlocked is in the chain of every refusal.
 var ErrBlocked = errors.New("address not allowed")
 
+// ErrRedirect is in the chain of a redirect the client refuses to follow
+// (besides those to a refused address, which are ErrBlocked).
+var ErrRedirect = errors.New("redirect not followed")
+
 // Guard decides which addresses may be dialled. The zero Guard refuses
 // every special-purpose range.
 type Guard struct {
@@ -87,6 +92,10 @@ type Guard struct {
 	// loopback listener; an installation could open one LAN host on
 	// purpose).
 	Allow []netip.Prefix
+	// Lookup, when set, resolves names instead of the system resolver
+	// (tests: a name that resolves to loopback without touching DNS).
+	// The dialer still checks every address it returns.
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Check returns an error wrapping ErrBlocked unless addr is a public
@@ -136,10 +145,33 @@ func (g Guard) CheckURL(u *url.URL) error {
 		// redirect carrying them is refused too.
 		return fmt.Errorf("%w: user info in the URL", ErrBlocked)
 	}
-	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
+	host := strings.TrimSuffix(u.Hostname(), ".")
+	if a, err := netip.ParseAddr(host); err == nil {
 		return g.Check(a)
 	}
+	if numericHost(host) {
+		// 2130706433, 0177.0.0.1, 0x7f000001, 127.1: forms that C's
+		// inet_aton (and so a system resolver) reads as an IPv4 address
+		// and Go's parser does not. No real name ends in a numeric label,
+		// so they are refused outright rather than left to the resolver.
+		return fmt.Errorf("%w: %q is not a canonical IP address", ErrBlocked, u.Hostname())
+	}
 	return nil
+}
+
+// numericHost reports whether host's last label is a number (decimal,
+// octal or 0x hex), which no top-level domain is.
+func numericHost(host string) bool {
+	last := host[strings.LastIndex(host, ".")+1:]
+	if last == "" {
+		return false
+	}
+	l := strings.ToLower(last)
+	if strings.HasPrefix(l, "0x") {
+		l = l[2:]
+		return strings.Trim(l, "0123456789abcdef") == ""
+	}
+	return strings.Trim(l, "0123456789") == ""
 }
 
 // Options tune a guarded client.
@@ -155,6 +187,24 @@ type Options struct {
 	HeaderTimeout time.Duration
 	// MaxRedirects is how many redirects are followed (default 3; -1 none).
 	MaxRedirects int
+	// SecretHeaders are request headers holding a secret (an API key
+	// header); like Authorization, Cookie and Proxy-Authorization they are
+	// dropped from a redirect that leaves the origin (scheme, host and
+	// port) of the first request, which is the origin they were issued for.
+	SecretHeaders []string
+}
+
+// alwaysSecret are the headers dropped on every cross-origin hop. Go's
+// client drops them only when the host is neither the same nor a
+// subdomain; a hop to another port or from https to http keeps them.
+var alwaysSecret = []string{"Authorization", "Cookie", "Proxy-Authorization"}
+
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")) + ":" + port
 }
 
 // Client returns an HTTP client that dials only addresses g allows and
@@ -170,9 +220,33 @@ func (g Guard) Client(opt Options) *http.Client {
 		opt.HeaderTimeout = 2 * time.Minute
 	}
 	d := &net.Dialer{Timeout: opt.DialTimeout, KeepAlive: 30 * time.Second, Control: g.Control}
+	dial := d.DialContext
+	if g.Lookup != nil {
+		dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(address)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := netip.ParseAddr(host); err == nil {
+				return d.DialContext(ctx, network, address)
+			}
+			addrs, err := g.Lookup(ctx, host)
+			if err != nil {
+				return nil, err
+			}
+			err = fmt.Errorf("no address for %s", host)
+			for _, a := range addrs {
+				var c net.Conn
+				if c, err = d.DialContext(ctx, network, net.JoinHostPort(a.String(), port)); err == nil {
+					return c, nil
+				}
+			}
+			return nil, err
+		}
+	}
 	tr := &http.Transport{
 		Proxy:                 nil, // see the package comment
-		DialContext:           d.DialContext,
+		DialContext:           dial,
 		TLSHandshakeTimeout:   opt.DialTimeout,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          8,
@@ -186,7 +260,28 @@ func (g Guard) Client(opt Options) *http.Client {
 			if opt.MaxRedirects < 0 || len(via) > opt.MaxRedirects {
 				return fmt.Errorf("%w: too many redirects", ErrBlocked)
 			}
-			return g.CheckURL(req.URL)
+			prev := via[len(via)-1]
+			if req.Response != nil && prev.Method != http.MethodGet && prev.Method != http.MethodHead {
+				switch req.Response.StatusCode {
+				case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther:
+					// These turn a POST into a GET without its body:
+					// guessing what the server meant is not ours to do
+					// (307 and 308 keep the method and are followed).
+					return fmt.Errorf("%w: %d in answer to a %s (it would be retried as a GET)", ErrRedirect, req.Response.StatusCode, prev.Method)
+				}
+			}
+			if err := g.CheckURL(req.URL); err != nil {
+				return err
+			}
+			if origin(req.URL) != origin(via[0].URL) {
+				for _, h := range alwaysSecret {
+					req.Header.Del(h)
+				}
+				for _, h := range opt.SecretHeaders {
+					req.Header.Del(h)
+				}
+			}
+			return nil
 		},
 	}
 }
@@ -215,7 +310,13 @@ func (g Guard) Resolve(ctx context.Context, host string) error {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return g.Check(a)
 	}
-	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	}
+	if g.Lookup != nil {
+		lookup = g.Lookup
+	}
+	addrs, err := lookup(ctx, host)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,24 @@ func (db *DB) HasEncrypted(ctx context.Context) (bool, error) {
 			}
 		}
 	}
+	for _, k := range SecretSettings {
+		if v, _, err := db.Setting(ctx, k); err != nil {
+			return false, err
+		} else if v != "" {
+			return true, nil
+		}
+	}
 	return false, nil
 }
+
+// SecretSettings are the instance settings that hold a Fernet token
+// (the settings table is key and value, so it has no Secret column to
+// mark): HasEncrypted counts them, so that a lost key is noticed rather
+// than replaced.
+var SecretSettings = []string{SettingWebFirecrawlKey}
+
+// SettingWebFirecrawlKey is the Firecrawl API key of web search
+// (backend/web), encrypted.
+const SettingWebFirecrawlKey = "web_firecrawl_key"
 
 func nowMillis() int64 { return time.Now().UnixMilli() }

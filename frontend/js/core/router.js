@@ -25,6 +25,7 @@ export const SETTINGS_TABS = [
   { id: 'permissions', label: 'Permissions', admin: true },
   { id: 'instance', label: 'Instance', admin: true },
   { id: 'tools', label: 'Tools', admin: true },
+  { id: 'web', label: 'Web', admin: true },
   { id: 'account', label: 'Account' },
   { id: 'voice', label: 'Voice' },
   { id: 'keyboard', label: 'Keyboard' },

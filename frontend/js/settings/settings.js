@@ -19,6 +19,7 @@ import { DesktopSettings } from '../shell/quick.js';
 import { SharingSettings } from '../account/sharing.js';
 import { VoiceSettings } from './voice.js';
 import { ToolsSettings } from '../tools/settings.js';
+import { WebSettings } from '../admin/web.js';
 
 // VIEWS draw the tabs of the router's SETTINGS_TABS, by id.
 export const VIEWS = {
@@ -29,6 +30,7 @@ export const VIEWS = {
   permissions: PermissionsSettings,
   instance: InstanceSettings,
   tools: ToolsSettings,
+  web: WebSettings,
   account: AccountSettings,
   voice: VoiceSettings,
   keyboard: ShortcutSettings,
