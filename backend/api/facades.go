@@ -25,6 +25,7 @@ type Facades struct {
 	Files       *Files
 	Audio       *Audio
 	Sharing     *Sharing
+	Prompts     *Prompts
 	Diag        *Diag
 }
 
@@ -39,6 +40,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"App", f.App}, {"Prefs", f.Prefs}, {"Chats", f.Chats}, {"Models", f.Models},
 		{"Connections", f.Connections}, {"Folders", f.Folders}, {"Account", f.Account},
 		{"Admin", f.Admin}, {"Files", f.Files}, {"Audio", f.Audio}, {"Sharing", f.Sharing},
+		{"Prompts", f.Prompts},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

@@ -183,6 +183,7 @@ var Table = map[string]Guards{
 		"Start":  SignedIn.Note("the desktop window only, in the desktop app"),
 		"Stop":   SignedIn.Note("the desktop window only, in the desktop app"),
 	},
+	"Prompts": {"List": AdminOnly, "Set": AdminOnly, "Reset": AdminOnly, "Preview": AdminOnly},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,

@@ -23,6 +23,7 @@ import (
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -37,6 +38,8 @@ type Service struct {
 	readFile func(name string) ([]byte, error)
 	// maxFiles bounds the attachments of one message.
 	maxFiles int
+	// prompts builds the harness (nil: none).
+	prompts *prompts.Service
 
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
@@ -62,6 +65,8 @@ type Options struct {
 	ReadFile func(name string) ([]byte, error)
 	// MaxFiles bounds the attachments of one message (0: 10).
 	MaxFiles int
+	// Prompts builds the harness put before the system prompt (nil: none).
+	Prompts *prompts.Service
 }
 
 // New returns the service.
@@ -70,7 +75,7 @@ func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus 
 		opt.MaxFiles = 10
 	}
 	return &Service{db: db, gen: gen, conns: conns, bus: bus, log: log,
-		readFile: opt.ReadFile, maxFiles: opt.MaxFiles}
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, prompts: opt.Prompts}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.

@@ -10,7 +10,9 @@ import (
 	"github.com/llembas/lembas/backend/attach"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/tools"
 )
 
 // draft is a request being built: what its reply is for, what the
@@ -26,8 +28,11 @@ type draft struct {
 	cont    *store.Message
 	pending *newTurn
 
-	// system is the authored system prompt (authoredPrompt).
+	// system is the system message: the authored prompt (authoredPrompt)
+	// after the harness (harness), sent as one message (systemMessage).
 	system string
+	// families are the tool families the reply is offered (offeredTools).
+	families []tools.Family
 	// path is the history that fits, oldest first, and omitted the
 	// earlier turns left out (fittingHistory).
 	path    []store.Message
@@ -47,18 +52,29 @@ type contributor func(ctx context.Context, d *draft) error
 
 // contributors are the steps that build every reply's request, in order:
 // each may use what the ones before it found. A new part of a request
-// (the harness, memories, tool schemas) is one more contributor with its
-// own test, put where its part belongs: text for the system turn before
-// fittingHistory, which leaves room for d.system; tools beside parameters.
+// (memories, tool schemas) is one more contributor with its own test, put
+// where its part belongs: text for the system turn in systemContributors,
+// before fittingHistory, which leaves room for d.system; tools beside
+// parameters.
 func (s *Service) contributors() []contributor {
-	return []contributor{
-		s.authoredPrompt,
+	return append(s.systemContributors(),
 		s.fittingHistory,
 		s.turnAttachments,
 		turns,
 		attachments,
 		continueNudge,
 		parameters,
+	)
+}
+
+// systemContributors build the system message: the prefix of every
+// request, and all of SystemPreview's, so the preview is what is sent.
+func (s *Service) systemContributors() []contributor {
+	return []contributor{
+		s.authoredPrompt,
+		offeredTools,
+		s.harness,
+		systemMessage,
 	}
 }
 
@@ -77,7 +93,7 @@ func (s *Service) request(ctx context.Context, user ids.UserID, from ids.Message
 }
 
 // authoredPrompt is the system prompt people wrote, with chat > model >
-// instance precedence; a blank one sends no system turn.
+// instance precedence: the most specific wins outright, never stacked.
 func (s *Service) authoredPrompt(ctx context.Context, d *draft) error {
 	instance, _, err := s.db.Setting(ctx, "system_prompt")
 	if err != nil {
@@ -90,9 +106,70 @@ func (s *Service) authoredPrompt(ctx context.Context, d *draft) error {
 // systemTurn is authoredPrompt once the instance's prompt is read.
 func systemTurn(d *draft, instancePrompt string) {
 	d.system = firstNonEmpty(d.chat.SystemPrompt, d.model.SystemPrompt, instancePrompt)
+}
+
+// offeredTools says which tool families the reply is offered. None yet:
+// the tool loop replaces this with the set it resolves once per reply
+// (model flag, permissions, instance switches), which the harness's gates
+// read.
+func offeredTools(_ context.Context, d *draft) error {
+	d.families = nil
+	return nil
+}
+
+// harness puts the harness (backend/prompts: the date, the model's name,
+// guidance for the tools offered) before the authored prompt. It is not a
+// fourth layer of precedence: nobody authored it, it describes the
+// machinery, and it goes with whichever prompt won.
+func (s *Service) harness(ctx context.Context, d *draft) error {
+	if s.prompts == nil {
+		return nil
+	}
+	h, err := s.prompts.Harness(ctx, prompts.Request{ModelName: modelName(d.model), Families: d.families})
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(h) == "" {
+		return nil
+	}
+	if strings.TrimSpace(d.system) == "" {
+		d.system = h
+	} else {
+		d.system = h + "\n\n" + d.system
+	}
+	return nil
+}
+
+// systemMessage sends the system text as one message (several endpoints
+// refuse a second); a blank one sends no system turn.
+func systemMessage(_ context.Context, d *draft) error {
 	if strings.TrimSpace(d.system) != "" {
 		d.req.Messages = append(d.req.Messages, llm.Message{Role: "system", Content: d.system})
 	}
+	return nil
+}
+
+// SystemPreview returns the system message a new chat with the model
+// would send for user now ("" for none): built by the request's own
+// contributors, so it is byte for byte what the endpoint receives.
+func (s *Service) SystemPreview(ctx context.Context, user ids.UserID, model ids.ModelID) (string, error) {
+	if _, err := s.db.UserByID(ctx, int64(user)); err != nil {
+		return "", storeErr(err, "person")
+	}
+	m, err := s.usableModel(ctx, user, model)
+	if err != nil {
+		return "", err
+	}
+	d := &draft{user: user, model: m, req: llm.ChatRequest{Model: m.UpstreamID, Params: map[string]any{}}}
+	for _, c := range s.systemContributors() {
+		if err := c(ctx, d); err != nil {
+			return "", err
+		}
+	}
+	if len(d.req.Messages) == 0 {
+		return "", nil
+	}
+	return d.req.Messages[0].Content, nil
 }
 
 // fittingHistory selects the newest turns that fit the model's context

@@ -43,6 +43,7 @@ func TestSystemTurnTakesTheChatsThenTheModelsThenTheInstancesPrompt(t *testing.T
 			d := newDraft()
 			d.chat.SystemPrompt, d.model.SystemPrompt = tc.chat, tc.model
 			systemTurn(d, tc.instance)
+			systemMessage(context.Background(), d)
 			if got := roles(d.req.Messages); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -173,6 +174,7 @@ func TestAuthoredPromptReadsTheInstancesPrompt(t *testing.T) {
 	if err := s.authoredPrompt(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
+	systemMessage(context.Background(), d)
 	if got := roles(d.req.Messages); got != "system:from the instance" {
 		t.Errorf("got %q", got)
 	}

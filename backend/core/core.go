@@ -39,6 +39,7 @@ import (
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/netguard"
+	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/settings"
@@ -93,6 +94,9 @@ type Options struct {
 	WriteTimeout time.Duration
 	MaxDownloads int
 	DownloadWait time.Duration
+	// Now is the harness's clock (tests fix it so requests do not depend
+	// on the day); nil is time.Now, the server's local time zone.
+	Now func() time.Time
 }
 
 // Core is an open instance.
@@ -118,6 +122,8 @@ type Core struct {
 	Limiter  *auth.LoginLimiter
 	Files    *files.Service
 	Audio    *audio.Service
+	// Prompts is the harness: fragments, overrides, the text a reply gets.
+	Prompts *prompts.Service
 	// Drops shelves files dropped onto the desktop window until the
 	// window claims them through the desktop mount.
 	Drops *drops.Shelf
@@ -243,7 +249,9 @@ func (c *Core) open(ctx context.Context) error {
 	c.Audio = audio.New(db, c.Secrets, c.Log, audio.Options{Guard: c.opt.AudioGuard})
 	c.Drops = drops.New()
 	c.Connections = connections.New(db, c.Secrets, c.Log, connections.Options{LLM: c.opt.LLM, SelfPort: c.opt.SelfPort})
-	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles})
+	c.Prompts = prompts.New(db, c.opt.Now)
+	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
+		Prompts: c.Prompts})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
 	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})
@@ -279,6 +287,8 @@ func (c *Core) open(ctx context.Context) error {
 		Files:       api.NewFiles(c.Files, c.permits),
 		Audio:       api.NewAudio(c.Audio, c.Prefs),
 		Sharing:     api.NewSharing(c.opt.Sharer),
+		// No tool registry yet: the tool loop passes its list here.
+		Prompts: api.NewPrompts(c.Prompts, c.Chat, nil),
 	}
 	if cfg.SelfTest {
 		f.Diag = api.NewDiag(c.Bus)
