@@ -24,6 +24,7 @@ export const SETTINGS_TABS = [
   { id: 'groups', label: 'Groups', admin: true },
   { id: 'permissions', label: 'Permissions', admin: true },
   { id: 'instance', label: 'Instance', admin: true },
+  { id: 'prompts', label: 'Prompts', admin: true },
   { id: 'account', label: 'Account' },
   { id: 'voice', label: 'Voice' },
   { id: 'keyboard', label: 'Keyboard' },

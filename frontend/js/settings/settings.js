@@ -18,6 +18,7 @@ import { ShortcutSettings } from '../shell/shortcuts.js';
 import { DesktopSettings } from '../shell/quick.js';
 import { SharingSettings } from '../account/sharing.js';
 import { VoiceSettings } from './voice.js';
+import { PromptsSettings } from '../admin/prompts.js';
 
 // VIEWS draw the tabs of the router's SETTINGS_TABS, by id.
 export const VIEWS = {
@@ -27,6 +28,7 @@ export const VIEWS = {
   groups: GroupsSettings,
   permissions: PermissionsSettings,
   instance: InstanceSettings,
+  prompts: PromptsSettings,
   account: AccountSettings,
   voice: VoiceSettings,
   keyboard: ShortcutSettings,
