@@ -60,7 +60,7 @@ function FragmentCard({ f, onSaved }) {
         ${stateBadge(f)}
       </header>
       <div class="card-body form-grid">
-        <${Field} id=${id} label="Text" as="textarea" inputClass="mono" rows="3" value=${text} onValue=${setText}
+        <${Field} id=${id} label="Text" as="textarea" inputClass="mono" rows="4" value=${text} onValue=${setText}
           hint=${gateText(f) + ' Leave it empty to turn it off.'} error=${error} />
         <details class="prompt-default">
           <summary>Default text</summary>
