@@ -68,12 +68,12 @@ function FragmentCard({ f, onSaved }) {
         </details>
       </div>
       <div class="card-actions">
-        ${f.overridden && html`<button type="button" class="btn" id=${id + '-reset'} disabled=${busy}
-          onClick=${() => run('Prompts.Reset', f.key, `${f.title}: back to the default.`)}>Reset to default</button>`}
-        ${!f.off && html`<button type="button" class="btn" id=${id + '-off'} disabled=${busy}
-          onClick=${() => run('Prompts.Set', { fragments: { [f.key]: '' } }, `${f.title}: turned off.`)}>Turn off</button>`}
+        ${f.overridden ? html`<button type="button" class="btn" id=${id + '-reset'} disabled=${busy}
+          onClick=${() => run('Prompts.Reset', f.key, `${f.title}: back to the default.`)}>Reset to default</button>` : null}
+        ${!f.off ? html`<button type="button" class="btn" id=${id + '-off'} disabled=${busy}
+          onClick=${() => run('Prompts.Set', { fragments: { [f.key]: '' } }, `${f.title}: turned off.`)}>Turn off</button>` : null}
         <span class="spacer"></span>
-        ${dirty && html`<button type="button" class="btn" onClick=${() => setText(f.text)}>Undo changes</button>`}
+        ${dirty ? html`<button type="button" class="btn" onClick=${() => setText(f.text)}>Undo changes</button>` : null}
         <button type="submit" class="btn btn-primary" id=${id + '-save'} disabled=${busy || !dirty}>${busy ? 'Saving…' : 'Save'}</button>
       </div>
     </form>`;
@@ -155,14 +155,14 @@ export function PromptsSettings() {
         <div>
           <h2 id="prompts-title" class="section-title">Prompts</h2>
           <p class="muted">What LLeMbas adds to every reply's system message, before the system prompt that applies.
-            ${view && html` Texts may use ${view.variables.map((v, i) => html`${i ? ', ' : ''}<code title=${v.description}>{{${v.name}}}</code>`)}.`}</p>
+            ${view ? html` Texts may use ${view.variables.map((v, i) => html`${i ? ', ' : ''}<code title=${v.description}>{{${v.name}}}</code>`)}.` : null}</p>
         </div>
       </div>
       ${!view && !error ? html`<p class="loading-line" role="status">Gathering the words…</p>` : null}
-      ${error && html`<p class="error-note" role="alert">${error}</p>`}
-      ${view && html`
+      ${error ? html`<p class="error-note" role="alert">${error}</p>` : null}
+      ${view ? html`
         <${Preview} version=${version} />
         ${view.fragments.map((f) => html`<${FragmentCard} key=${f.key} f=${f} onSaved=${show} />`)}
-        <${ToolsCard} tools=${view.tools} />`}
+        <${ToolsCard} tools=${view.tools} />` : null}
     </section>`;
 }
