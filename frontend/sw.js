@@ -57,6 +57,7 @@ const SHELL = [
   '/js/admin/access.js',
   '/js/admin/groups.js',
   '/js/admin/instance.js',
+  '/js/admin/prompts.js',
   '/js/admin/users.js',
   '/js/admin/web.js',
   '/js/chat/attachments.js',

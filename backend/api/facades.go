@@ -27,6 +27,7 @@ type Facades struct {
 	Sharing     *Sharing
 	Tools       *Tools
 	Web         *Web
+	Prompts     *Prompts
 	Diag        *Diag
 }
 
@@ -43,6 +44,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"Admin", f.Admin}, {"Files", f.Files}, {"Audio", f.Audio}, {"Sharing", f.Sharing},
 		{"Tools", f.Tools},
 		{"Web", f.Web},
+		{"Prompts", f.Prompts},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

@@ -187,6 +187,7 @@ var Table = map[string]Guards{
 	"Tools": {
 		"Settings": AdminOnly, "SetSettings": AdminOnly, "List": SignedIn, "Available": SignedIn,
 	},
+	"Prompts": {"List": AdminOnly, "Set": AdminOnly, "Reset": AdminOnly, "Preview": AdminOnly},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,

@@ -65,3 +65,16 @@ func (p Permits) WithCaller(ctx context.Context) (context.Context, error) {
 	}
 	return auth.WithCaller(ctx, rc), nil
 }
+
+// CallerOf returns another user as a reply would act for them, with their
+// permissions (an administrator's preview of what they would be sent).
+func (p Permits) CallerOf(ctx context.Context, user ids.UserID) (auth.Caller, error) {
+	if p.perms == nil {
+		return auth.Caller{User: user, Perms: auth.NewSet(false)}, nil
+	}
+	set, err := p.perms.ResolveID(ctx, user)
+	if err != nil {
+		return auth.Caller{}, err
+	}
+	return auth.Caller{User: user, Perms: set}, nil
+}

@@ -121,6 +121,15 @@ type Permissions struct{ db *store.DB }
 // NewPermissions returns the resolver over db.
 func NewPermissions(db *store.DB) *Permissions { return &Permissions{db: db} }
 
+// ResolveID returns the permissions of the user with that id.
+func (p *Permissions) ResolveID(ctx context.Context, id ids.UserID) (Set, error) {
+	u, err := p.db.UserByID(ctx, int64(id))
+	if err != nil {
+		return Set{}, store.Kinded(err, "person")
+	}
+	return p.Resolve(ctx, u)
+}
+
 // Resolve returns u's permissions. Unknown names (a permission since
 // removed) are ignored.
 func (p *Permissions) Resolve(ctx context.Context, u store.User) (Set, error) {

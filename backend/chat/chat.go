@@ -23,6 +23,7 @@ import (
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/backend/tools"
 )
@@ -40,6 +41,8 @@ type Service struct {
 	maxFiles int
 	// tools resolves the tools a reply is offered (nil: none).
 	tools *tools.Service
+	// prompts builds the harness (nil: none).
+	prompts *prompts.Service
 
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
@@ -67,6 +70,8 @@ type Options struct {
 	MaxFiles int
 	// Tools is the tool registry; nil offers no tools.
 	Tools *tools.Service
+	// Prompts builds the harness put before the system prompt (nil: none).
+	Prompts *prompts.Service
 }
 
 // New returns the service.
@@ -75,7 +80,7 @@ func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus 
 		opt.MaxFiles = 10
 	}
 	return &Service{db: db, gen: gen, conns: conns, bus: bus, log: log,
-		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools}
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools, prompts: opt.Prompts}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.
@@ -408,7 +413,8 @@ type target struct {
 
 	built   bool
 	req     llm.ChatRequest
-	omitted int // earlier turns req leaves out
+	omitted int           // earlier turns req leaves out
+	tools   tools.ToolSet // what the reply is offered
 }
 
 // prepare reads the chat and checks everything that could stop a reply
@@ -492,14 +498,11 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 	if cont != nil {
 		job.Prefix = cont.Parts()
 	}
-	// The tools are resolved once, here, and travel with the reply: what
-	// it may run is what it was offered. A model not flagged for tools
-	// gets an empty set, and its requests no tools array.
-	set, err := s.tools.Resolve(ctx, caller, model, tgt.chat)
-	if err != nil {
-		return err
-	}
-	if set.Len() > 0 {
+	// The tools were resolved once, with the request (offeredTools), and
+	// travel with the reply: what it may run is what it was offered. A
+	// model not flagged for tools gets an empty set, and its requests no
+	// tools array.
+	if set := tgt.tools; set.Len() > 0 {
 		job.Producer = &tools.Loop{Client: client, Request: tgt.req, Tools: set,
 			MaxRounds: s.tools.MaxRounds(ctx), Log: s.log}
 	}
@@ -517,11 +520,11 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 // (Send, Regenerate, Continue, Edit) gets its history. pending, if set, is
 // Send's turn, not stored yet, which the request ends with.
 func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, from ids.MessageID, cont *store.Message, pending *newTurn) (target, error) {
-	req, omitted, err := s.request(ctx, user, from, cont, pending, tgt)
+	d, err := s.request(ctx, user, from, cont, pending, tgt)
 	if err != nil {
 		return target{}, err
 	}
-	tgt.built, tgt.req, tgt.omitted = true, req, omitted
+	tgt.built, tgt.req, tgt.omitted, tgt.tools = true, d.req, d.omitted, d.tools
 	return tgt, nil
 }
 

@@ -14,5 +14,9 @@ func (s *Service) RequestFor(ctx context.Context, user ids.UserID, chatID ids.Ch
 	if err != nil {
 		return llm.ChatRequest{}, 0, err
 	}
-	return s.request(ctx, user, 0, nil, nil, tgt)
+	d, err := s.request(ctx, user, 0, nil, nil, tgt)
+	if err != nil {
+		return llm.ChatRequest{}, 0, err
+	}
+	return d.req, d.omitted, nil
 }

@@ -8,17 +8,23 @@ import (
 	"strings"
 
 	"github.com/llembas/lembas/backend/attach"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/tools"
 )
 
 // draft is a request being built: what its reply is for, what the
 // contributors found so far, and the request they add to.
 type draft struct {
-	user  ids.UserID
-	chat  store.Chat
-	model store.Model
+	user ids.UserID
+	// caller is who the reply acts for, with their permissions (what
+	// tools they are offered).
+	caller auth.Caller
+	chat   store.Chat
+	model  store.Model
 	// from is the message the history ends at (0: the chat's newest);
 	// cont the reply being continued, if any; pending Send's turn, not
 	// stored yet, which the request ends with.
@@ -26,8 +32,12 @@ type draft struct {
 	cont    *store.Message
 	pending *newTurn
 
-	// system is the authored system prompt (authoredPrompt).
+	// system is the system message: the authored prompt (authoredPrompt)
+	// after the harness (harness), sent as one message (systemMessage).
 	system string
+	// tools are what the reply is offered, resolved once (offeredTools):
+	// the harness's gates read their families and the reply runs them.
+	tools tools.ToolSet
 	// path is the history that fits, oldest first, and omitted the
 	// earlier turns left out (fittingHistory).
 	path    []store.Message
@@ -47,37 +57,53 @@ type contributor func(ctx context.Context, d *draft) error
 
 // contributors are the steps that build every reply's request, in order:
 // each may use what the ones before it found. A new part of a request
-// (the harness, memories, tool schemas) is one more contributor with its
-// own test, put where its part belongs: text for the system turn before
-// fittingHistory, which leaves room for d.system; tools beside parameters.
+// (memories, tool schemas) is one more contributor with its own test, put
+// where its part belongs: text for the system turn in systemContributors,
+// before fittingHistory, which leaves room for d.system; tools beside
+// parameters.
 func (s *Service) contributors() []contributor {
-	return []contributor{
-		s.authoredPrompt,
+	return append(s.systemContributors(),
 		s.fittingHistory,
 		s.turnAttachments,
 		turns,
 		attachments,
 		continueNudge,
 		parameters,
+	)
+}
+
+// systemContributors build the system message: the prefix of every
+// request, and all of SystemPreview's, so the preview is what is sent.
+func (s *Service) systemContributors() []contributor {
+	return []contributor{
+		s.authoredPrompt,
+		s.offeredTools,
+		s.harness,
+		systemMessage,
 	}
 }
 
 // request builds the request of the chat's next reply (see draft for its
-// inputs) and says how many earlier turns it leaves out. Memory here does
-// not grow with the chat: only the turns that fit are read.
-func (s *Service) request(ctx context.Context, user ids.UserID, from ids.MessageID, cont *store.Message, pending *newTurn, tgt target) (llm.ChatRequest, int, error) {
-	d := &draft{user: user, chat: tgt.chat, model: tgt.model, from: from, cont: cont, pending: pending,
+// inputs) and says how many earlier turns it leaves out, with the tools
+// the reply is offered. Memory here does not grow with the chat: only the
+// turns that fit are read.
+func (s *Service) request(ctx context.Context, user ids.UserID, from ids.MessageID, cont *store.Message, pending *newTurn, tgt target) (*draft, error) {
+	// The caller's permissions, as the facade resolved them (auth.WithCaller);
+	// without them the reply may do only what everyone may.
+	caller, _ := auth.CallerFrom(ctx)
+	caller.User = user
+	d := &draft{user: user, caller: caller, chat: tgt.chat, model: tgt.model, from: from, cont: cont, pending: pending,
 		req: llm.ChatRequest{Model: tgt.model.UpstreamID, Params: map[string]any{}}}
 	for _, c := range s.contributors() {
 		if err := c(ctx, d); err != nil {
-			return llm.ChatRequest{}, 0, err
+			return nil, err
 		}
 	}
-	return d.req, d.omitted, nil
+	return d, nil
 }
 
 // authoredPrompt is the system prompt people wrote, with chat > model >
-// instance precedence; a blank one sends no system turn.
+// instance precedence: the most specific wins outright, never stacked.
 func (s *Service) authoredPrompt(ctx context.Context, d *draft) error {
 	instance, _, err := s.db.Setting(ctx, "system_prompt")
 	if err != nil {
@@ -90,9 +116,74 @@ func (s *Service) authoredPrompt(ctx context.Context, d *draft) error {
 // systemTurn is authoredPrompt once the instance's prompt is read.
 func systemTurn(d *draft, instancePrompt string) {
 	d.system = firstNonEmpty(d.chat.SystemPrompt, d.model.SystemPrompt, instancePrompt)
+}
+
+// offeredTools resolves the tools the reply is offered, once (model flag,
+// permissions, instance, model and chat switches): the harness's gates
+// read their families, and the reply runs exactly these.
+func (s *Service) offeredTools(ctx context.Context, d *draft) error {
+	set, err := s.tools.Resolve(ctx, d.caller, d.model, d.chat)
+	if err != nil {
+		return err
+	}
+	d.tools = set
+	return nil
+}
+
+// harness puts the harness (backend/prompts: the date, the model's name,
+// guidance for the tools offered) before the authored prompt. It is not a
+// fourth layer of precedence: nobody authored it, it describes the
+// machinery, and it goes with whichever prompt won.
+func (s *Service) harness(ctx context.Context, d *draft) error {
+	if s.prompts == nil {
+		return nil
+	}
+	h, err := s.prompts.Harness(ctx, prompts.Request{ModelName: modelName(d.model), Families: d.tools.Families()})
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(h) == "" {
+		return nil
+	}
+	if strings.TrimSpace(d.system) == "" {
+		d.system = h
+	} else {
+		d.system = h + "\n\n" + d.system
+	}
+	return nil
+}
+
+// systemMessage sends the system text as one message (several endpoints
+// refuse a second); a blank one sends no system turn.
+func systemMessage(_ context.Context, d *draft) error {
 	if strings.TrimSpace(d.system) != "" {
 		d.req.Messages = append(d.req.Messages, llm.Message{Role: "system", Content: d.system})
 	}
+	return nil
+}
+
+// SystemPreview returns the system message a new chat with the model
+// would send for user now ("" for none): built by the request's own
+// contributors, so it is byte for byte what the endpoint receives.
+func (s *Service) SystemPreview(ctx context.Context, caller auth.Caller, model ids.ModelID) (string, error) {
+	user := caller.User
+	if _, err := s.db.UserByID(ctx, int64(user)); err != nil {
+		return "", storeErr(err, "person")
+	}
+	m, err := s.usableModel(ctx, user, model)
+	if err != nil {
+		return "", err
+	}
+	d := &draft{user: user, caller: caller, model: m, req: llm.ChatRequest{Model: m.UpstreamID, Params: map[string]any{}}}
+	for _, c := range s.systemContributors() {
+		if err := c(ctx, d); err != nil {
+			return "", err
+		}
+	}
+	if len(d.req.Messages) == 0 {
+		return "", nil
+	}
+	return d.req.Messages[0].Content, nil
 }
 
 // fittingHistory selects the newest turns that fit the model's context

@@ -6,11 +6,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/backend/store/storetest"
+	"github.com/llembas/lembas/backend/tools"
 )
 
 // Each contributor alone; TestRequestsAreUnchanged checks them together.
@@ -43,6 +46,7 @@ func TestSystemTurnTakesTheChatsThenTheModelsThenTheInstancesPrompt(t *testing.T
 			d := newDraft()
 			d.chat.SystemPrompt, d.model.SystemPrompt = tc.chat, tc.model
 			systemTurn(d, tc.instance)
+			systemMessage(context.Background(), d)
 			if got := roles(d.req.Messages); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -173,6 +177,7 @@ func TestAuthoredPromptReadsTheInstancesPrompt(t *testing.T) {
 	if err := s.authoredPrompt(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
+	systemMessage(context.Background(), d)
 	if got := roles(d.req.Messages); got != "system:from the instance" {
 		t.Errorf("got %q", got)
 	}
@@ -221,5 +226,37 @@ func TestTurnAttachmentsLoadsTheFilesOfTheTurnsAndOfTheNewOne(t *testing.T) {
 	if len(d.files) != 2 || len(d.files[first]) != 1 || d.files[first][0].DisplayName != "old.txt" ||
 		len(d.files[pendingID]) != 1 || d.files[pendingID][0].DisplayName != "new.txt" {
 		t.Errorf("files %+v", d.files)
+	}
+}
+
+func TestHarnessGoesBeforeTheAuthoredPromptInOneMessage(t *testing.T) {
+	s, d := storeDraft(t)
+	clock := func() time.Time { return time.Date(2026, time.March, 14, 15, 9, 0, 0, time.UTC) }
+	s.prompts = prompts.New(s.db, clock)
+	d.model.DisplayName = "Tiny"
+	d.chat.SystemPrompt = "Chat prompt."
+	d.tools = tools.NewToolSet(tools.Tool{Name: "web_search", Family: tools.FamilyWebSearch})
+	for _, c := range []contributor{s.authoredPrompt, s.harness, systemMessage} {
+		if err := c(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(d.req.Messages) != 1 || d.req.Messages[0].Role != "system" {
+		t.Fatalf("messages %v", roles(d.req.Messages))
+	}
+	got := d.req.Messages[0].Content
+	want := "The current date is Saturday 14 March 2026 and the time is 15:09 (UTC+00:00).\n\nYou are the model Tiny."
+	if !strings.HasPrefix(got, want+"\n\n") || !strings.HasSuffix(got, "\n\nChat prompt.") {
+		t.Errorf("system message %q", got)
+	}
+	// The families offered decide the tool guidance: web search's, not
+	// fetch's.
+	for _, f := range prompts.Builtins() {
+		if in := strings.Contains(got, f.Default); (f.Key == "web_search" || f.Key == "citations" || f.Key == "tool_results") != in && f.Key != "date" && f.Key != "model" {
+			t.Errorf("fragment %s in the message: %v", f.Key, in)
+		}
+	}
+	if d.system != got {
+		t.Errorf("d.system (the budget's) %q differs from what is sent", d.system)
 	}
 }

@@ -177,6 +177,12 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Admin.SetModelAccess": {args: func(s authzIDs) []any {
 			return []any{s.Model, map[string]any{"users": []ids.UserID{s.User}, "groups": []ids.GroupID{s.Group}}}
 		}},
+		"Prompts.List":  {args: authzNone},
+		"Prompts.Set":   {args: func(authzIDs) []any { return []any{map[string]any{"fragments": map[string]string{"date": "pwned"}}} }},
+		"Prompts.Reset": {args: func(authzIDs) []any { return []any{"date"} }},
+		"Prompts.Preview": {args: func(s authzIDs) []any {
+			return []any{map[string]any{"modelId": s.Model, "userId": s.User}}
+		}},
 		"Chats.Live":    {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Trash":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Restore": {args: func(s authzIDs) []any { return []any{s.Chat} }},

@@ -39,6 +39,7 @@ import (
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/netguard"
+	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/render"
 	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/settings"
@@ -103,6 +104,9 @@ type Options struct {
 	WriteTimeout time.Duration
 	MaxDownloads int
 	DownloadWait time.Duration
+	// Now is the harness's clock (tests fix it so requests do not depend
+	// on the day); nil is time.Now, the server's local time zone.
+	Now func() time.Time
 }
 
 // Core is an open instance.
@@ -132,6 +136,8 @@ type Core struct {
 	Tools *tools.Service
 	// Web is what the web_search and fetch_url tools run on.
 	Web *webtools.Service
+	// Prompts is the harness: fragments, overrides, the text a reply gets.
+	Prompts *prompts.Service
 	// Drops shelves files dropped onto the desktop window until the
 	// window claims them through the desktop mount.
 	Drops *drops.Shelf
@@ -266,8 +272,9 @@ func (c *Core) open(ctx context.Context) error {
 		web = tools.NewSelfTestWeb()
 	}
 	c.Tools = tools.New(db, web)
+	c.Prompts = prompts.New(db, c.opt.Now)
 	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
-		Tools: c.Tools})
+		Tools: c.Tools, Prompts: c.Prompts})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
 	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})
@@ -305,6 +312,7 @@ func (c *Core) open(ctx context.Context) error {
 		Sharing:     api.NewSharing(c.opt.Sharer),
 		Tools:       api.NewTools(c.Tools, c.permits),
 		Web:         api.NewWeb(c.Web),
+		Prompts:     api.NewPrompts(c.Prompts, c.Chat, c.permits, c.Tools.List),
 	}
 	if cfg.SelfTest {
 		var release func()

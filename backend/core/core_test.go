@@ -237,6 +237,12 @@ var facadeCalls = []facadeCall{
 	{"Web.Settings", noArgs, ""},
 	{"Web.SetSettings", func(*testing.T, *world) []any { return []any{map[string]any{"results": 6}} }, ""},
 	{"Web.TestSearch", func(*testing.T, *world) []any { return []any{map[string]any{"query": "lembas"}} }, apperr.Invalid},
+	{"Prompts.List", noArgs, ""},
+	{"Prompts.Set", func(*testing.T, *world) []any {
+		return []any{map[string]any{"fragments": map[string]string{"model": "You are {{model_name}}."}}}
+	}, ""},
+	{"Prompts.Reset", func(*testing.T, *world) []any { return []any{"model"} }, ""},
+	{"Prompts.Preview", func(t *testing.T, w *world) []any { return []any{map[string]any{"modelId": w.model}} }, ""},
 	{"Chats.EmptyTrash", noArgs, ""},
 	{"Connections.Delete", func(t *testing.T, w *world) []any {
 		v, err := w.c.Connections.Create(context.Background(), store.Actor{User: ids.UserID(w.c.Owner.ID), Admin: true},

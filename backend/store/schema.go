@@ -301,6 +301,19 @@ var Current = Schema{
 			},
 			Indexes: []Index{{Name: "audio_settings_user", On: "audio_settings(user_id)"}},
 		},
+		{
+			// prompt_overrides are an administrator's wording of harness
+			// fragments (backend/prompts), by fragment key. The defaults
+			// live in code and text equal to a default is never stored, so
+			// a later release's better default reaches the instance; an
+			// empty text means the fragment is off.
+			Name: "prompt_overrides",
+			Columns: []Column{
+				{Name: "key", Type: "TEXT PRIMARY KEY"},
+				{Name: "text", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+		},
 	},
 	FTS: []FTS{
 		{Name: "messages_fts", Table: "messages", RowID: "id", Columns: []string{"content"},

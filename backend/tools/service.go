@@ -199,6 +199,18 @@ func (s ToolSet) Lookup(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
+// Families are the families of the offered tools, each once, in
+// offering order (the harness's gates).
+func (s ToolSet) Families() []Family {
+	var out []Family
+	for _, t := range s.tools {
+		if !slices.Contains(out, t.Family) {
+			out = append(out, t.Family)
+		}
+	}
+	return out
+}
+
 // Schemas are the request's tools array: one function schema each.
 func (s ToolSet) Schemas() []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(s.tools))

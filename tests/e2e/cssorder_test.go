@@ -134,6 +134,7 @@ func TestStylesMatchEarlierStylesheets(t *testing.T) {
 				{"group", fmt.Sprintf("settings/groups/%d", groupID), `!!document.querySelector('.models-detail-pane form')`},
 				{"permissions", "settings/permissions", `!!document.querySelector('#main input[type=checkbox]')`},
 				{"instance", "settings/instance", `!!document.querySelector('#main form, #main .card')`},
+				{"prompts", "settings/prompts", `!!document.querySelector('#prompt-preview')`},
 				{"account", "settings/account", `!!document.querySelector('#main .card')`},
 				{"voice", "settings/voice", `!!document.querySelector('#main .card')`},
 				{"keyboard", "settings/keyboard", `!!document.querySelector('#keys-table')`},

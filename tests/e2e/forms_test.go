@@ -69,6 +69,7 @@ func TestSettingsFormsLabelled(t *testing.T) {
 				{"group", fmt.Sprintf("groups/%d", groupID), `!!document.querySelector('.models-detail-pane form')`, ""},
 				{"permissions", "permissions", `!!document.querySelector('#main input[type=checkbox]')`, ""},
 				{"instance", "instance", `!!document.querySelector('#instance-form')`, ""},
+				{"prompts", "prompts", `!!document.querySelector('#prompt-preview')`, ""},
 				{"account", "account", `!!document.querySelector('#account-password')`, ""},
 				{"voice", "voice", `!!document.querySelector('#main .card')`, ""},
 				{"keyboard", "keyboard", `!!document.querySelector('#keys-table')`, ""},

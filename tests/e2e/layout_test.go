@@ -73,6 +73,7 @@ func TestLayoutPhoneSettings(t *testing.T) {
 		{"group", fmt.Sprintf("groups/%d", groupID), `!!document.querySelector('.models-detail-pane form')`},
 		{"permissions", "permissions", `!!document.querySelector('#main input[type=checkbox]')`},
 		{"instance", "instance", `!!document.querySelector('#main form, #main .card') && !document.querySelector('#main .loading-line')`},
+		{"prompts", "prompts", `!!document.querySelector('#prompt-preview')`},
 		{"account", "account", `!!document.querySelector('#main .card') && !document.querySelector('#main .loading-line')`},
 		{"voice", "voice", `!!document.querySelector('#main .card') && !document.querySelector('#main .loading-line')`},
 		{"keyboard", "keyboard", `!!document.querySelector('#keys-table')`},

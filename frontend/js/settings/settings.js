@@ -20,6 +20,7 @@ import { SharingSettings } from '../account/sharing.js';
 import { VoiceSettings } from './voice.js';
 import { ToolsSettings } from '../tools/settings.js';
 import { WebSettings } from '../admin/web.js';
+import { PromptsSettings } from '../admin/prompts.js';
 
 // VIEWS draw the tabs of the router's SETTINGS_TABS, by id.
 export const VIEWS = {
@@ -31,6 +32,7 @@ export const VIEWS = {
   instance: InstanceSettings,
   tools: ToolsSettings,
   web: WebSettings,
+  prompts: PromptsSettings,
   account: AccountSettings,
   voice: VoiceSettings,
   keyboard: ShortcutSettings,

@@ -1,0 +1,166 @@
+package prompts_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/prompts"
+	"github.com/llembas/lembas/backend/store/storetest"
+	"github.com/llembas/lembas/backend/tools"
+)
+
+func TestSubstituteIsOnePassAndLeavesUnknownNames(t *testing.T) {
+	vars := map[string]string{"date": "today", "model_name": "{{date}}", "x1_y": "ok", "empty": ""}
+	for _, tc := range []struct{ in, want string }{
+		{"It is {{date}}.", "It is today."},
+		{"{{date}}{{date}}", "todaytoday"},
+		{"unknown {{nope}} stays", "unknown {{nope}} stays"},
+		// A value is never expanded in its turn.
+		{"I am {{model_name}}", "I am {{date}}"},
+		{"digits and underscores {{x1_y}}", "digits and underscores ok"},
+		{"empty value {{empty}}.", "empty value ."},
+		// Only [a-z0-9_]+ are names.
+		{"{{ date }} {{Date}} {{da-te}} ${date} {date} {{}}", "{{ date }} {{Date}} {{da-te}} ${date} {date} {{}}"},
+		{`{"total": 1} {{{date}}}`, `{"total": 1} {today}`},
+	} {
+		if got := prompts.Substitute(tc.in, vars); got != tc.want {
+			t.Errorf("Substitute(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestComposeGates(t *testing.T) {
+	frags := []prompts.Fragment{
+		{Key: "core", Default: "Core {{v}}."},
+		{Key: "search", Default: "Search.", Families: []tools.Family{tools.FamilyWebSearch}},
+		{Key: "either", Default: "Either.", Families: []tools.Family{tools.FamilyWebSearch, tools.FamilyFetch}},
+		{Key: "anytool", Default: "Any tool.", WhenTools: true},
+		{Key: "about_search", Default: "About search.", Requires: "search"},
+		{Key: "chain", Default: "Chain.", Requires: "about_search"},
+		{Key: "needs_var", Default: "Listing: {{listing}}", Requires: "listing"},
+	}
+	vars := map[string]string{"v": "one"}
+	for _, tc := range []struct {
+		name     string
+		families []tools.Family
+		over     map[string]string
+		vars     map[string]string
+		want     string
+	}{
+		{"no tools", nil, nil, vars, "Core one."},
+		{"search", []tools.Family{tools.FamilyWebSearch}, nil, vars,
+			"Core one.\n\nSearch.\n\nEither.\n\nAny tool.\n\nAbout search.\n\nChain."},
+		{"fetch only", []tools.Family{tools.FamilyFetch}, nil, vars, "Core one.\n\nEither.\n\nAny tool."},
+		{"a required fragment off takes its dependants", []tools.Family{tools.FamilyWebSearch},
+			map[string]string{"search": ""}, vars, "Core one.\n\nEither.\n\nAny tool."},
+		{"a required variable", nil, nil, map[string]string{"v": "one", "listing": "a.go"}, "Core one.\n\nListing: a.go"},
+		{"empty override is off", nil, map[string]string{"core": ""}, vars, ""},
+		{"blank override is off", nil, map[string]string{"core": " \n "}, vars, ""},
+		{"override replaces the default", nil, map[string]string{"core": "Mine {{v}} {{zz}}."}, vars, "Mine one {{zz}}."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := prompts.Compose(frags, tc.over, prompts.Input{Families: tc.families, Vars: tc.vars})
+			if got != tc.want {
+				t.Errorf("got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCoreFragmentsReachModelsWithNoTools(t *testing.T) {
+	db := storetest.Open(t)
+	clock := func() time.Time {
+		return time.Date(2026, time.December, 1, 23, 9, 0, 0, time.FixedZone("CET", 3600))
+	}
+	s := prompts.New(db, clock)
+	got, err := s.Harness(context.Background(), prompts.Request{ModelName: "Qwen {{date}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "The current date is Tuesday 1 December 2026 and the time is 23:09 (CET, UTC+01:00).\n\nYou are the model Qwen {{date}}."
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	// With both web tools, their guidance follows, in order.
+	got, _ = s.Harness(context.Background(), prompts.Request{ModelName: "Q", Families: []tools.Family{tools.FamilyWebSearch, tools.FamilyFetch}})
+	for _, key := range []string{"tool_results", "web_search", "fetch", "citations"} {
+		if !strings.Contains(got, defaultOf(t, key)) {
+			t.Errorf("%s missing from %q", key, got)
+		}
+	}
+}
+
+func defaultOf(t *testing.T, key string) string {
+	for _, f := range prompts.Builtins() {
+		if f.Key == key {
+			return f.Default
+		}
+	}
+	t.Fatalf("no fragment %q", key)
+	return ""
+}
+
+func TestOverridesStoreOnlyWhatDiffersFromTheDefault(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	s := prompts.New(db, nil)
+	stored := func() map[string]string {
+		t.Helper()
+		m, err := db.PromptOverrides(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if err := s.Set(ctx, map[string]string{"date": "Today is {{date}}.", "model": ""}); err != nil {
+		t.Fatal(err)
+	}
+	if m := stored(); len(m) != 2 || m["date"] != "Today is {{date}}." || m["model"] != "" {
+		t.Fatalf("stored %q", m)
+	}
+	// Not submitted: kept. The default's text (with a browser's CRLF):
+	// the override is deleted, not stored.
+	if err := s.Set(ctx, map[string]string{"date": strings.ReplaceAll(defaultOf(t, "date"), "\n", "\r\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if m := stored(); len(m) != 1 || m["model"] != "" {
+		t.Fatalf("after saving the default: %q", m)
+	}
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range list {
+		switch f.Key {
+		case "model":
+			if !f.Overridden || !f.Off || f.Text != "" {
+				t.Errorf("model: %+v", f)
+			}
+		default:
+			if f.Overridden || f.Off || f.Text != f.Default {
+				t.Errorf("%s: %+v", f.Key, f)
+			}
+		}
+	}
+	h, _ := s.Harness(ctx, prompts.Request{ModelName: "Q"})
+	if strings.Contains(h, "You are") || !strings.HasPrefix(h, "The current date") {
+		t.Errorf("harness with the model fragment off: %q", h)
+	}
+	if err := s.Reset(ctx, "model"); err != nil {
+		t.Fatal(err)
+	}
+	if m := stored(); len(m) != 0 {
+		t.Fatalf("after reset: %q", m)
+	}
+	for _, bad := range []map[string]string{{"nope": "x"}, {"date": strings.Repeat("x", prompts.MaxText+1)}, {"date": "\xff"}} {
+		if err := s.Set(ctx, bad); apperr.KindOf(err) != apperr.Invalid {
+			t.Errorf("Set(%.20q): %v, want invalid", bad, err)
+		}
+	}
+	if err := s.Reset(ctx, "nope"); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("Reset(nope): %v", err)
+	}
+}
