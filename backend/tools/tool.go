@@ -89,3 +89,48 @@ type Web interface {
 	// a tool that is not ready is not offered.
 	SearchReady(ctx context.Context) bool
 }
+
+// Row-backed tools (issue 13): a custom HTTP tool or a remote MCP
+// server's tool is a row, not code. Its Family is "<gate>:<slug>"
+// (custom:weather, mcp:github): the gate is what the instance switch, the
+// model's switch and the permission are named after (a server advertising
+// forty tools is not forty checkboxes on every model); the full family is
+// what its guidance fragment is gated on.
+const (
+	GateCustom Family = "custom"
+	GateMCP    Family = "mcp"
+)
+
+// Gate returns the family's gate: the part before ':' for a row-backed
+// family, the family itself for a built-in one.
+func (f Family) Gate() Family {
+	for i := 0; i < len(f); i++ {
+		if f[i] == ':' {
+			return f[:i]
+		}
+	}
+	return f
+}
+
+// Guidance is a row's harness fragment: text for the system message when
+// one of its tools is offered (gated on Family). Plain text an
+// administrator wrote; {{variables}} are substituted as in any fragment.
+type Guidance struct {
+	Family Family
+	Title  string
+	Text   string
+}
+
+// Source supplies row-backed tools, read once per reply (Service.Resolve
+// asks every source, after the built-ins).
+type Source interface {
+	// Gate is the gate of every tool this source supplies (GateCustom,
+	// GateMCP).
+	Gate() Family
+	// Tools returns the tools the source offers caller now, each with
+	// its Family and Permission set, and their guidance. taken reports
+	// names already claimed (built-ins, and sources asked before this
+	// one): a source must not return a taken name (custom tools refuse
+	// a colliding slug at save; MCP renames its tool).
+	Tools(ctx context.Context, caller auth.Caller, taken func(name string) bool) ([]Tool, []Guidance, error)
+}
