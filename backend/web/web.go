@@ -158,6 +158,18 @@ func (s *Service) guard(allow []netip.Prefix) netguard.Guard {
 	return g
 }
 
+// Guard is the guard every tool request goes through: the base guard
+// widened by the administrator's allowed ranges (Settings → Web), read now.
+// Other tools that reach out (custom HTTP tools) build their clients on
+// it, so one allow-list opens the LAN for all of them.
+func (s *Service) Guard(ctx context.Context) (netguard.Guard, error) {
+	c, err := s.config(ctx)
+	if err != nil {
+		return netguard.Guard{}, err
+	}
+	return s.guard(c.allow), nil
+}
+
 // client returns the guarded client for an allow-list (kept, so that
 // connections are reused between calls).
 func (s *Service) client(allow []netip.Prefix) *http.Client {
