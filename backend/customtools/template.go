@@ -185,11 +185,35 @@ func (t target) url(v values) (string, error) {
 		return "", fmt.Errorf("the filled URL leaves the tool's path")
 	}
 	for _, seg := range strings.Split(path, "/") {
-		if d, err := url.PathUnescape(seg); err != nil || d == "." || d == ".." {
+		if climbs(seg) {
 			return "", fmt.Errorf("an argument made a . or .. segment in the path")
 		}
 	}
 	return raw, nil
+}
+
+// climbs reports whether a filled path segment, decoded once or twice (a
+// server or a proxy in front of it may decode again), holds a . or ..
+// component between slashes or backslashes: a server that decodes %2F
+// before resolving dot segments would climb out of the tool's path.
+func climbs(seg string) bool {
+	d := seg
+	for range 2 {
+		u, err := url.PathUnescape(d)
+		if err != nil {
+			return false // not decodable: no server reads it as dots either
+		}
+		d = u
+		for _, part := range strings.FieldsFunc(d, func(r rune) bool { return r == '/' || r == '\\' }) {
+			if part == "." || part == ".." {
+				return true
+			}
+		}
+		if d == "." || d == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // origin is scheme://host:port with the default port written.
