@@ -217,6 +217,11 @@ func TestArgumentsCannotMoveTheTarget(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"p": val})
 			r := try(t, s, v.ID, string(args))
 			reqs := got.all()
+			refuse := map[string]bool{"..": true, "../..": true, "../admin": true, "./x": true, `\..\admin`: true,
+				"%2e%2e": true, "%2e%2e%2fadmin": true, "..%2f..": true, "%2E%2E": true}
+			if refuse[val] != r.Failed {
+				t.Errorf("refused %v, want %v: %s", r.Failed, refuse[val], r.Result)
+			}
 			if r.Failed {
 				if !strings.Contains(r.Result, ". or .. segment") {
 					t.Errorf("refused with %q", r.Result)
