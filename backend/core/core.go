@@ -318,6 +318,7 @@ func (c *Core) open(ctx context.Context) error {
 		Tools:       api.NewTools(c.Tools, c.permits),
 		Web:         api.NewWeb(c.Web),
 		Prompts:     api.NewPrompts(c.Prompts, c.Chat, c.permits, c.Tools.List),
+		CustomTools: api.NewCustomTools(c.CustomTools),
 	}
 	if cfg.SelfTest {
 		var release func()
