@@ -179,13 +179,11 @@ function ToolForm({ tool, groups, onSaved, onDeleted, onClose }) {
         <${Field} id="custom-parameters" label="Parameters (JSON Schema)" as="textarea" inputClass="mono" rows="7" spellcheck="false"
           value=${d.parameters} onValue=${(v) => set({ parameters: v })}
           hint="An object schema; each property is an argument the model fills, written {{name}} in the request below." />
-        <div class="inline-row">
-          <${Field} id="custom-method" label="Method" as="select" inputClass="field-narrow" value=${d.method} options=${METHODS}
-            onValue=${(v) => set({ method: v })} />
-          <${Field} id="custom-url" className="grow" label="URL" inputClass="mono" value=${d.url} autocomplete="off" spellcheck="false"
-            placeholder="https://api.example.com/v1/weather?city={{city}}" onValue=${(v) => set({ url: v })} />
-        </div>
-        <p class="field-help">The scheme, host and port are written out; arguments fill holes in the path and query only, escaped, so they can never choose the server. A server on this network needs its range under Settings → Web.</p>
+        <${Field} id="custom-method" label="Method" as="select" inputClass="field-narrow" value=${d.method} options=${METHODS}
+          onValue=${(v) => set({ method: v })} />
+        <${Field} id="custom-url" label="URL" inputClass="mono" value=${d.url} autocomplete="off" spellcheck="false"
+          placeholder="https://api.example.com/v1/weather?city={{city}}" onValue=${(v) => set({ url: v })}
+          hint="The scheme, host and port are written out; arguments fill holes in the path and query only, escaped, so they can never choose the server. A server on this network needs its range under Settings → Web." />
         <${Headers} idp=${idp} headers=${d.headers} onChange=${(headers) => set({ headers })} />
         ${d.method !== 'GET' && html`
           <${Field} id="custom-body" label="Body" as="textarea" inputClass="mono" rows="4" spellcheck="false" value=${d.body}
