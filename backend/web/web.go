@@ -151,23 +151,22 @@ func (s *Service) config(ctx context.Context) (config, error) {
 	return c, nil
 }
 
-// guard is the base guard widened by allow.
-func (s *Service) guard(allow []netip.Prefix) netguard.Guard {
-	g := s.opt.Guard
-	g.Allow = append(append([]netip.Prefix(nil), g.Allow...), allow...)
-	return g
-}
-
-// Guard is the guard every tool request goes through: the base guard
-// widened by the administrator's allowed ranges (Settings → Web), read now.
-// Other tools that reach out (custom HTTP tools) build their clients on
-// it, so one allow-list opens the LAN for all of them.
+// Guard is the base guard widened by the administrator's allowed ranges:
+// what every outbound request of a tool goes through (backend/mcp takes
+// it too, so one allow-list governs every tool).
 func (s *Service) Guard(ctx context.Context) (netguard.Guard, error) {
 	c, err := s.config(ctx)
 	if err != nil {
 		return netguard.Guard{}, err
 	}
 	return s.guard(c.allow), nil
+}
+
+// guard is the base guard widened by allow.
+func (s *Service) guard(allow []netip.Prefix) netguard.Guard {
+	g := s.opt.Guard
+	g.Allow = append(append([]netip.Prefix(nil), g.Allow...), allow...)
+	return g
 }
 
 // client returns the guarded client for an allow-list (kept, so that
