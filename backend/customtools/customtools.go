@@ -475,7 +475,19 @@ func build(t store.CustomTool, v values) (Request, error) {
 			}
 		}
 	}
+	if !hasHeader(r.Headers, "User-Agent") { // shown as sent
+		r.Headers = append(r.Headers, store.CustomHeader{Name: "User-Agent", Value: "LLeMbas"})
+	}
 	return r, nil
+}
+
+func hasHeader(hs []store.CustomHeader, name string) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Answer is what a call got back, or why it failed; Text is plain text
@@ -578,7 +590,6 @@ func (s *Service) send(ctx context.Context, r Request) Answer {
 	if err != nil {
 		return Answer{Error: "the request cannot be made from these arguments"}
 	}
-	req.Header.Set("User-Agent", "LLeMbas")
 	for _, h := range r.Headers {
 		req.Header.Set(h.Name, h.Value)
 	}

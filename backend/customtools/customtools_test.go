@@ -161,6 +161,18 @@ func TestEscapingPositions(t *testing.T) {
 	if ct := q.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("content type %q", ct)
 	}
+	// Try shows the request as it was sent: URL, every header, body.
+	if r.Request.URL != srv.URL+q.RequestURI || r.Request.Body != q.Body || r.Request.Method != q.Method {
+		t.Errorf("shown %s %s %q, sent %s %s %q", r.Request.Method, r.Request.URL, r.Request.Body, q.Method, q.RequestURI, q.Body)
+	}
+	for _, h := range r.Request.Headers {
+		if q.Header.Get(h.Name) != h.Value {
+			t.Errorf("shown %s: %q, sent %q", h.Name, h.Value, q.Header.Get(h.Name))
+		}
+	}
+	if len(r.Request.Headers) != 3 { // X-Note, Content-Type, User-Agent
+		t.Errorf("shown headers %v", r.Request.Headers)
+	}
 
 	// A form body: query escaping, so a value cannot add a field.
 	form := save(t, s, Input{Name: "form", Method: "POST",
