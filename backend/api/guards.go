@@ -188,6 +188,9 @@ var Table = map[string]Guards{
 		"Settings": AdminOnly, "SetSettings": AdminOnly, "List": SignedIn, "Available": SignedIn,
 	},
 	"Prompts": {"List": AdminOnly, "Set": AdminOnly, "Reset": AdminOnly, "Preview": AdminOnly},
+	"CustomTools": {
+		"List": AdminOnly, "Get": AdminOnly, "Save": AdminOnly, "Delete": AdminOnly, "Try": AdminOnly,
+	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,

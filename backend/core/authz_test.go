@@ -177,6 +177,13 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Admin.SetModelAccess": {args: func(s authzIDs) []any {
 			return []any{s.Model, map[string]any{"users": []ids.UserID{s.User}, "groups": []ids.GroupID{s.Group}}}
 		}},
+		"CustomTools.List":   {args: authzNone},
+		"CustomTools.Get":    {args: func(authzIDs) []any { return []any{1} }},
+		"CustomTools.Delete": {args: func(authzIDs) []any { return []any{1} }},
+		"CustomTools.Try":    {args: func(authzIDs) []any { return []any{map[string]any{"id": 1, "arguments": map[string]any{}}} }},
+		"CustomTools.Save": {args: func(authzIDs) []any {
+			return []any{map[string]any{"name": "pwned", "description": "pwned", "url": "https://pwned.example/"}}
+		}},
 		"Prompts.List":  {args: authzNone},
 		"Prompts.Set":   {args: func(authzIDs) []any { return []any{map[string]any{"fragments": map[string]string{"date": "pwned"}}} }},
 		"Prompts.Reset": {args: func(authzIDs) []any { return []any{"date"} }},

@@ -30,6 +30,7 @@ import (
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/connections"
+	"github.com/llembas/lembas/backend/customtools"
 	"github.com/llembas/lembas/backend/drops"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/files"
@@ -136,6 +137,8 @@ type Core struct {
 	Tools *tools.Service
 	// Web is what the web_search and fetch_url tools run on.
 	Web *webtools.Service
+	// CustomTools are the administrator's HTTP tools (a tools source).
+	CustomTools *customtools.Service
 	// Prompts is the harness: fragments, overrides, the text a reply gets.
 	Prompts *prompts.Service
 	// Drops shelves files dropped onto the desktop window until the
@@ -272,6 +275,8 @@ func (c *Core) open(ctx context.Context) error {
 		web = tools.NewSelfTestWeb()
 	}
 	c.Tools = tools.New(db, web)
+	c.CustomTools = customtools.New(db, c.Secrets, c.Log, customtools.Options{Guard: c.Web.Guard})
+	c.Tools.AddSource(c.CustomTools)
 	c.Prompts = prompts.New(db, c.opt.Now)
 	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
 		Tools: c.Tools, Prompts: c.Prompts})
@@ -313,6 +318,7 @@ func (c *Core) open(ctx context.Context) error {
 		Tools:       api.NewTools(c.Tools, c.permits),
 		Web:         api.NewWeb(c.Web),
 		Prompts:     api.NewPrompts(c.Prompts, c.Chat, c.permits, c.Tools.List),
+		CustomTools: api.NewCustomTools(c.CustomTools),
 	}
 	if cfg.SelfTest {
 		var release func()

@@ -21,6 +21,7 @@ import (
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/connections"
+	"github.com/llembas/lembas/backend/customtools"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
@@ -243,6 +244,15 @@ var facadeCalls = []facadeCall{
 	}, ""},
 	{"Prompts.Reset", func(*testing.T, *world) []any { return []any{"model"} }, ""},
 	{"Prompts.Preview", func(t *testing.T, w *world) []any { return []any{map[string]any{"modelId": w.model}} }, ""},
+	{"CustomTools.List", noArgs, ""},
+	{"CustomTools.Save", func(t *testing.T, w *world) []any {
+		return []any{map[string]any{"name": fmt.Sprintf("probe%d", seq.Add(1)), "description": "A probe.", "url": "https://example.com/x"}}
+	}, ""},
+	{"CustomTools.Get", func(t *testing.T, w *world) []any { return []any{mkCustomTool(t, w)} }, ""},
+	{"CustomTools.Try", func(t *testing.T, w *world) []any {
+		return []any{map[string]any{"id": mkCustomTool(t, w), "arguments": map[string]any{}}}
+	}, ""},
+	{"CustomTools.Delete", func(t *testing.T, w *world) []any { return []any{mkCustomTool(t, w)} }, ""},
 	{"Chats.EmptyTrash", noArgs, ""},
 	{"Connections.Delete", func(t *testing.T, w *world) []any {
 		v, err := w.c.Connections.Create(context.Background(), store.Actor{User: ids.UserID(w.c.Owner.ID), Admin: true},
@@ -585,4 +595,17 @@ func signedIn(h http.Handler, ck *http.Cookie) http.Handler {
 		r.AddCookie(ck)
 		h.ServeHTTP(w, r)
 	})
+}
+
+// mkCustomTool saves a custom tool with a required parameter (a Try
+// without it is refused before any request: nothing reaches the network).
+func mkCustomTool(t *testing.T, w *world) int64 {
+	t.Helper()
+	v, err := w.c.CustomTools.Save(context.Background(), customtools.Input{Name: fmt.Sprintf("tool%d", seq.Add(1)),
+		Description: "A test tool.", URL: "https://tool.example/x?q={{q}}", Enabled: true,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.ID
 }

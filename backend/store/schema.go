@@ -314,6 +314,41 @@ var Current = Schema{
 				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 			},
 		},
+		{
+			// custom_tools are HTTP tools an administrator defines (backend/
+			// customtools): a request template the model fills through its
+			// arguments. headers is a JSON list of {name, value} templates;
+			// secret_enc a Fernet token. restricted: only the groups in
+			// custom_tool_access (and admins) are offered it, as with
+			// models.restricted.
+			Name: "custom_tools",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "name", Type: "TEXT NOT NULL"},
+				{Name: "description", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "parameters", Type: "TEXT NOT NULL DEFAULT '{}'"},
+				{Name: "method", Type: "TEXT NOT NULL DEFAULT 'GET'"},
+				{Name: "url", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "headers", Type: "TEXT NOT NULL DEFAULT '[]'"},
+				{Name: "body", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "secret_enc", Type: "TEXT NOT NULL DEFAULT ''", Secret: true},
+				{Name: "guidance", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "enabled", Type: "INTEGER NOT NULL DEFAULT 1"},
+				{Name: "restricted", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "custom_tools_name", On: "custom_tools(name)", Unique: true}},
+		},
+		{
+			Name: "custom_tool_access",
+			Columns: []Column{
+				{Name: "tool_id", Type: "INTEGER NOT NULL REFERENCES custom_tools(id) ON DELETE CASCADE"},
+				{Name: "group_id", Type: "INTEGER NOT NULL REFERENCES groups(id) ON DELETE CASCADE"},
+			},
+			Constraints: []string{"PRIMARY KEY (tool_id, group_id)"},
+			Indexes:     []Index{{Name: "custom_tool_access_group", On: "custom_tool_access(group_id)"}},
+		},
 	},
 	FTS: []FTS{
 		{Name: "messages_fts", Table: "messages", RowID: "id", Columns: []string{"content"},

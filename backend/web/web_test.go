@@ -309,6 +309,22 @@ func TestSearXNGOnTheLANNeedsTheAllowList(t *testing.T) {
 	}
 }
 
+// Guard, which other tools build their clients on, is the base guard
+// widened by the allowed ranges saved now.
+func TestGuardCarriesTheAllowList(t *testing.T) {
+	s, _ := newService(t, nil, Options{Guard: notAllowed()})
+	ctx := context.Background()
+	lan := netip.MustParseAddr("192.168.1.20")
+	g, err := s.Guard(ctx)
+	if err != nil || g.Check(lan) == nil {
+		t.Fatalf("before the allow-list: %v, %v", g.Check(lan), err)
+	}
+	set(t, s, SettingsInput{Allow: ptr([]string{"192.168.1.0/24"})})
+	if g, err = s.Guard(ctx); err != nil || g.Check(lan) != nil || g.Check(netip.MustParseAddr("127.0.0.1")) == nil {
+		t.Errorf("after allowing 192.168.1.0/24: lan %v, loopback %v, %v", g.Check(lan), g.Check(netip.MustParseAddr("127.0.0.1")), err)
+	}
+}
+
 // notAllowed is a guard with an empty (non-nil) allow-list, so newService
 // does not open loopback.
 func notAllowed() netguard.Guard { return netguard.Guard{Allow: []netip.Prefix{}} }

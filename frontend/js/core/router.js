@@ -25,6 +25,7 @@ export const SETTINGS_TABS = [
   { id: 'permissions', label: 'Permissions', admin: true },
   { id: 'instance', label: 'Instance', admin: true },
   { id: 'tools', label: 'Tools', admin: true },
+  { id: 'custom-tools', label: 'Custom tools', admin: true },
   { id: 'web', label: 'Web', admin: true },
   { id: 'prompts', label: 'Prompts', admin: true },
   { id: 'account', label: 'Account' },

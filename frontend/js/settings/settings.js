@@ -19,6 +19,7 @@ import { DesktopSettings } from '../shell/quick.js';
 import { SharingSettings } from '../account/sharing.js';
 import { VoiceSettings } from './voice.js';
 import { ToolsSettings } from '../tools/settings.js';
+import { CustomToolsSettings } from '../tools/custom.js';
 import { WebSettings } from '../admin/web.js';
 import { PromptsSettings } from '../admin/prompts.js';
 
@@ -31,6 +32,7 @@ export const VIEWS = {
   permissions: PermissionsSettings,
   instance: InstanceSettings,
   tools: ToolsSettings,
+  'custom-tools': CustomToolsSettings,
   web: WebSettings,
   prompts: PromptsSettings,
   account: AccountSettings,
