@@ -151,6 +151,17 @@ func (s *Service) config(ctx context.Context) (config, error) {
 	return c, nil
 }
 
+// Guard is the base guard widened by the administrator's allowed ranges:
+// what every outbound request of a tool goes through (backend/mcp takes
+// it too, so one allow-list governs every tool).
+func (s *Service) Guard(ctx context.Context) (netguard.Guard, error) {
+	c, err := s.config(ctx)
+	if err != nil {
+		return netguard.Guard{}, err
+	}
+	return s.guard(c.allow), nil
+}
+
 // guard is the base guard widened by allow.
 func (s *Service) guard(allow []netip.Prefix) netguard.Guard {
 	g := s.opt.Guard
