@@ -43,11 +43,17 @@ const (
 	// ToolsFetch: replies may read web pages (when the instance has page
 	// reading on and the model is flagged for tools).
 	ToolsFetch Permission = "tools.fetch"
+	// ToolsCustom: replies may use the custom HTTP tools an administrator
+	// defined (each may narrow who uses it further).
+	ToolsCustom Permission = "tools.custom"
+	// ToolsMCP: replies may use the tools of remote MCP servers an
+	// administrator added (each may narrow who uses it further).
+	ToolsMCP Permission = "tools.mcp"
 )
 
 // AllPermissions lists every permission, in the order an admin page shows
 // them.
-var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, ToolsWebSearch, ToolsFetch, ModelsViewAll, ConnectionsManage}
+var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, ToolsWebSearch, ToolsFetch, ToolsCustom, ToolsMCP, ModelsViewAll, ConnectionsManage}
 
 // Info is a permission as an admin page shows it.
 type Info struct {
@@ -64,6 +70,8 @@ func Describe() []Info {
 		{FilesUpload, "Attach files", "Attach files and images to messages."},
 		{ToolsWebSearch, "Search the web", "Let replies search the web, when an administrator has turned web search on."},
 		{ToolsFetch, "Read web pages", "Let replies read web pages, when an administrator has turned page reading on."},
+		{ToolsCustom, "Use custom tools", "Let replies use the custom HTTP tools an administrator defined, when custom tools are on."},
+		{ToolsMCP, "Use MCP tools", "Let replies use the tools of the MCP servers an administrator added, when MCP tools are on."},
 		{ModelsViewAll, "See every model", "Use every enabled model, ignoring the per-model access lists."},
 		{ConnectionsManage, "Manage connections", "Add, edit and remove the shared connections and edit their models."},
 	}
@@ -74,7 +82,7 @@ func Describe() []Info {
 // the instance's switches (off until an administrator turns a family on)
 // are what decides whether they exist at all: turning web search on
 // gives it to everyone, as the earlier version did.
-var DefaultBaseline = []Permission{ChatCreate, ChatParams, FilesUpload, ToolsWebSearch, ToolsFetch}
+var DefaultBaseline = []Permission{ChatCreate, ChatParams, FilesUpload, ToolsWebSearch, ToolsFetch, ToolsCustom, ToolsMCP}
 
 // SettingBaseline is the instance setting holding the baseline, a JSON
 // list of permission names.

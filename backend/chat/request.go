@@ -138,7 +138,8 @@ func (s *Service) harness(ctx context.Context, d *draft) error {
 	if s.prompts == nil {
 		return nil
 	}
-	h, err := s.prompts.Harness(ctx, prompts.Request{ModelName: modelName(d.model), Families: d.tools.Families()})
+	h, err := s.prompts.Harness(ctx, prompts.Request{ModelName: modelName(d.model), Families: d.tools.Families(),
+		Guidance: d.tools.Guidance()})
 	if err != nil {
 		return err
 	}

@@ -190,6 +190,11 @@ type Request struct {
 	ModelName string
 	// Families are the tool families the reply is offered.
 	Families []tools.Family
+	// Guidance are the offered row-backed tools' fragments (a custom
+	// tool's or an MCP server's), written on their own rows: they follow
+	// the built-in fragments, gated on their family, and are edited where
+	// the row is, not on the Prompts page.
+	Guidance []tools.Guidance
 }
 
 // Harness returns the harness text for req ("" when every fragment is off
@@ -199,7 +204,17 @@ func (s *Service) Harness(ctx context.Context, req Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return Compose(s.frags, over, Input{Families: req.Families, Vars: s.vars(req)}), nil
+	frags := s.frags
+	if len(req.Guidance) > 0 {
+		frags = slices.Clone(frags)
+		for _, g := range req.Guidance {
+			// The key cannot be stored as an override (Set takes only the
+			// built-in keys), so the row's own text is what applies.
+			frags = append(frags, Fragment{Key: "row:" + string(g.Family), Title: g.Title, Default: g.Text,
+				Families: []tools.Family{g.Family}})
+		}
+	}
+	return Compose(frags, over, Input{Families: req.Families, Vars: s.vars(req)}), nil
 }
 
 // vars are the variables' values for req, now.

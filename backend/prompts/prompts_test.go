@@ -164,3 +164,22 @@ func TestOverridesStoreOnlyWhatDiffersFromTheDefault(t *testing.T) {
 		t.Errorf("Reset(nope): %v", err)
 	}
 }
+
+// A row's guidance (a custom tool's, an MCP server's) follows the built-in
+// fragments when its family is offered, substituted like any fragment,
+// and is absent when it is not offered.
+func TestRowGuidanceFollowsItsFamily(t *testing.T) {
+	s := prompts.New(storetest.Open(t), func() time.Time { return time.Date(2026, 3, 14, 15, 9, 0, 0, time.UTC) })
+	g := []tools.Guidance{{Family: "custom:weather", Title: "Weather", Text: "Ask weather on {{date}}."}}
+	on, err := s.Harness(context.Background(), prompts.Request{ModelName: "Tiny", Families: []tools.Family{"custom:weather"}, Guidance: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(on, "\n\nAsk weather on Saturday 14 March 2026.") {
+		t.Errorf("offered: %q", on)
+	}
+	off, _ := s.Harness(context.Background(), prompts.Request{ModelName: "Tiny", Families: []tools.Family{"mcp:other"}, Guidance: g})
+	if strings.Contains(off, "Ask weather") {
+		t.Errorf("not offered: %q", off)
+	}
+}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strconv"
 
@@ -27,16 +28,30 @@ const DefaultMaxRounds = 8
 // MaxRoundsCap bounds the setting (generation.MaxRounds bounds every reply).
 const MaxRoundsCap = 32
 
-// Families lists the built-in families in the order pages show them.
-var Families = []Family{FamilyWebSearch, FamilyFetch}
+// Families lists what the instance and each model switch, in the order
+// pages show them: the built-in families, then the gates of row-backed
+// tools (one switch for every custom tool, one for every MCP tool).
+var Families = []Family{FamilyWebSearch, FamilyFetch, GateCustom, GateMCP}
+
+// GatePermission is the permission a gate's tools need.
+var GatePermission = map[Family]auth.Permission{
+	FamilyWebSearch: auth.ToolsWebSearch, FamilyFetch: auth.ToolsFetch,
+	GateCustom: auth.ToolsCustom, GateMCP: auth.ToolsMCP,
+}
 
 // Service is the registry of tools: the built-ins over a Web, the
 // instance's switches, and the set a reply is offered (Resolve).
 type Service struct {
-	db    *store.DB
-	tools []Tool
-	web   Web
+	db      *store.DB
+	tools   []Tool
+	web     Web
+	sources []Source
 }
+
+// AddSource adds a supplier of row-backed tools (custom HTTP tools, MCP
+// servers), asked per reply after the built-ins and the sources added
+// before it. Call it while the core is built, before any reply.
+func (s *Service) AddSource(src Source) { s.sources = append(s.sources, src) }
 
 // New returns the registry. web is what the web tools run on; nil leaves
 // them out (nothing is offered).
@@ -134,29 +149,59 @@ func (s ToolSet) Info() []Info {
 // Resolve returns the tools a reply of model in chat, for caller, is
 // offered. A tool is offered only when every switch allows it: the model
 // is flagged tools, the caller holds the tool's permission, the instance
-// has its family on, the model has not switched the family off, the chat
-// has not turned tools off, and (web search) a provider is ready. The set
-// travels with the reply: what it may run is exactly what was offered.
+// has its gate on, the model has not switched the gate off, the chat has
+// not turned tools off, and (web search) a provider is ready. Row-backed
+// tools come from the sources, after the built-ins, which claim their
+// names first (even when not offered, so a name never changes meaning).
+// The set travels with the reply: what it may run is exactly what was
+// offered.
 func (s *Service) Resolve(ctx context.Context, caller auth.Caller, model store.Model, chat store.Chat) (ToolSet, error) {
-	if s == nil || len(s.tools) == 0 || !model.Capabilities.Tools || chat.ToolsOff {
+	if s == nil || len(s.tools)+len(s.sources) == 0 || !model.Capabilities.Tools || chat.ToolsOff {
 		return ToolSet{}, nil
 	}
 	st, err := s.Settings(ctx)
 	if err != nil {
 		return ToolSet{}, err
 	}
-	var offered []Tool
+	allowed := func(gate Family) bool {
+		return st.Families[gate] && !slices.Contains(model.Capabilities.ToolsOff, string(gate)) &&
+			caller.Perms.Has(GatePermission[gate])
+	}
+	taken := map[string]bool{}
+	var set ToolSet
 	for _, t := range s.tools {
-		switch {
-		case !st.Families[t.Family],
-			slices.Contains(model.Capabilities.ToolsOff, string(t.Family)),
-			!caller.Perms.Has(t.Permission),
-			t.Family == FamilyWebSearch && !s.web.SearchReady(ctx):
+		taken[t.Name] = true
+		if !allowed(t.Family.Gate()) || !caller.Perms.Has(t.Permission) ||
+			t.Family == FamilyWebSearch && !s.web.SearchReady(ctx) {
 			continue
 		}
-		offered = append(offered, t)
+		set.tools = append(set.tools, t)
 	}
-	return NewToolSet(offered...), nil
+	for _, src := range s.sources {
+		if !allowed(src.Gate()) {
+			continue
+		}
+		list, guidance, err := src.Tools(ctx, caller, func(name string) bool { return taken[name] })
+		if err != nil {
+			// One source failing (a database error) must not take the
+			// others' tools away; the reply goes on without its tools.
+			slog.Default().Warn("tools: a source failed; its tools are not offered", "gate", src.Gate(), "err", err)
+			continue
+		}
+		for _, t := range list {
+			if taken[t.Name] || t.Family.Gate() != src.Gate() || t.Permission != "" && !caller.Perms.Has(t.Permission) {
+				continue // never shadow, never offer what a source mislabels
+			}
+			taken[t.Name] = true
+			set.tools = append(set.tools, t)
+		}
+		for _, g := range guidance {
+			if g.Family.Gate() == src.Gate() && set.offers(g.Family) {
+				set.guidance = append(set.guidance, g)
+			}
+		}
+	}
+	return set, nil
 }
 
 // MaxRounds is the instance's round limit (the default when unreadable).
@@ -171,8 +216,23 @@ func (s *Service) MaxRounds(ctx context.Context) int {
 // ToolSet is the tools one reply is offered: their schemas for the
 // request and their runners for the loop.
 type ToolSet struct {
-	tools []Tool
+	tools    []Tool
+	guidance []Guidance
 }
+
+// offers reports whether a tool of family f is in the set.
+func (s ToolSet) offers(f Family) bool {
+	for _, t := range s.tools {
+		if t.Family == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Guidance is the row-backed tools' guidance for the harness, for the
+// families offered.
+func (s ToolSet) Guidance() []Guidance { return s.guidance }
 
 // NewToolSet returns a set of the given tools, in offering order.
 func NewToolSet(tools ...Tool) ToolSet { return ToolSet{tools: tools} }

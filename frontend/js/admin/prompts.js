@@ -12,7 +12,7 @@ import { toast } from '../core/ui.js';
 import { Field } from '../core/fields.js';
 import { loadAllUsers, userName } from './users.js';
 
-const FAMILY_LABELS = { web_search: 'web search', fetch: 'reading web pages' };
+const FAMILY_LABELS = { web_search: 'web search', fetch: 'reading web pages', custom: 'custom tools', mcp: 'MCP tools' };
 
 // gateText says when a fragment is used, in words.
 function gateText(f) {

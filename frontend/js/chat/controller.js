@@ -753,7 +753,8 @@ export function useChatController(chatId) {
 
   const model = store.models.find((m) => m.id === modelId) || null;
   // The tools this chat's replies may be offered: the caller's available
-  // ones (Tools.Available), narrowed by the model's flag and switches.
+  // ones (Tools.Available), narrowed by the model's flag and switches
+  // (which name a gate: a custom tool's family is custom:<slug>).
   const [available, setAvailable] = useState(null);
   useEffect(() => {
     let live = true;
@@ -762,7 +763,7 @@ export function useChatController(chatId) {
   }, [chatId]);
   const caps = (model && model.capabilities) || {};
   const modelTools = caps.tools && Array.isArray(available)
-    ? available.filter((t) => !(caps.toolsOff || []).includes(t.family)) : [];
+    ? available.filter((t) => !(caps.toolsOff || []).includes(String(t.family).split(':')[0])) : [];
   const toolsOff = isNew ? !!pendingSettings.toolsOff : !!(chat && chat.toolsOff);
   const setToolsOff = async (off) => {
     if (isNew) {

@@ -11,6 +11,8 @@ import { Field } from '../core/fields.js';
 const FAMILIES = [
   { id: 'web_search', label: 'Web search', help: 'Replies may search the web with the provider chosen for this server.' },
   { id: 'fetch', label: 'Read web pages', help: 'Replies may read a page by its address, through the guard that keeps them off this network.' },
+  { id: 'custom', label: 'Custom tools', help: 'Replies may call the HTTP tools defined under Custom tools.' },
+  { id: 'mcp', label: 'MCP tools', help: 'Replies may use the tools of the servers added under MCP servers.' },
 ];
 
 export function ToolsSettings() {
