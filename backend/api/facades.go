@@ -28,6 +28,7 @@ type Facades struct {
 	Tools       *Tools
 	Web         *Web
 	Prompts     *Prompts
+	MCP         *MCP
 	Diag        *Diag
 }
 
@@ -45,6 +46,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"Tools", f.Tools},
 		{"Web", f.Web},
 		{"Prompts", f.Prompts},
+		{"MCP", f.MCP},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

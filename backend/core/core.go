@@ -38,6 +38,7 @@ import (
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/mcp"
 	"github.com/llembas/lembas/backend/netguard"
 	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/render"
@@ -99,6 +100,8 @@ type Options struct {
 	// give the guard a resolver hook); the administrator's allow-list is
 	// added to its guard.
 	Web webtools.Options
+	// MCP tunes the MCP tools (tests shorten the call time limit).
+	MCP mcp.Options
 	// WriteTimeout, MaxDownloads and DownloadWait tune the listening
 	// handler (httpapi.Options); zero values are the defaults.
 	WriteTimeout time.Duration
@@ -136,6 +139,8 @@ type Core struct {
 	Tools *tools.Service
 	// Web is what the web_search and fetch_url tools run on.
 	Web *webtools.Service
+	// MCP is the remote MCP servers whose tools replies may call.
+	MCP *mcp.Service
 	// Prompts is the harness: fragments, overrides, the text a reply gets.
 	Prompts *prompts.Service
 	// Drops shelves files dropped onto the desktop window until the
@@ -272,6 +277,12 @@ func (c *Core) open(ctx context.Context) error {
 		web = tools.NewSelfTestWeb()
 	}
 	c.Tools = tools.New(db, web)
+	mcpOpt := c.opt.MCP
+	if mcpOpt.Version == "" {
+		mcpOpt.Version = c.opt.Version
+	}
+	c.MCP = mcp.New(db, c.Secrets, c.Web.Guard, c.Log, mcpOpt)
+	c.Tools.AddSource(c.MCP)
 	c.Prompts = prompts.New(db, c.opt.Now)
 	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
 		Tools: c.Tools, Prompts: c.Prompts})
@@ -313,6 +324,7 @@ func (c *Core) open(ctx context.Context) error {
 		Tools:       api.NewTools(c.Tools, c.permits),
 		Web:         api.NewWeb(c.Web),
 		Prompts:     api.NewPrompts(c.Prompts, c.Chat, c.permits, c.Tools.List),
+		MCP:         api.NewMCP(c.MCP),
 	}
 	if cfg.SelfTest {
 		var release func()

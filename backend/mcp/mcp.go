@@ -34,7 +34,7 @@ import (
 )
 
 // Permission is what a person must hold to be offered MCP tools.
-const Permission auth.Permission = "tools.mcp"
+const Permission = auth.ToolsMCP
 
 // Options tune a Service; zero values are the defaults.
 type Options struct {
