@@ -38,6 +38,7 @@ package: desktop
 ## test: everything — vet, vendored-file hashes, unit tests, Chromium and Xvfb tests
 test:
 	@build/deps.sh test
+	@build/mcp-everything.sh >/dev/null
 	$(GO) vet ./...
 	$(GO) vet -tags $(DESKTOP_TAGS) ./app
 	$(GO) run ./build/vendor verify
@@ -55,6 +56,7 @@ fuzz:
 
 ## unit: the fast tests only (no browser, no window)
 unit:
+	@build/mcp-everything.sh >/dev/null || true
 	$(GO) test -count=1 ./backend/... ./build/...
 
 ## e2e: the Chromium and desktop tests only
