@@ -92,6 +92,7 @@ const SHELL = [
   '/js/shell/quick.js',
   '/js/shell/shortcuts.js',
   '/js/shell/sidebar.js',
+  '/js/tools/mcp.js',
   '/js/tools/settings.js',
   '/img/favicon.svg',
   '/img/mark.svg',

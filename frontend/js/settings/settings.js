@@ -21,6 +21,7 @@ import { VoiceSettings } from './voice.js';
 import { ToolsSettings } from '../tools/settings.js';
 import { WebSettings } from '../admin/web.js';
 import { PromptsSettings } from '../admin/prompts.js';
+import { MCPSettings } from '../tools/mcp.js';
 
 // VIEWS draw the tabs of the router's SETTINGS_TABS, by id.
 export const VIEWS = {
@@ -32,6 +33,7 @@ export const VIEWS = {
   instance: InstanceSettings,
   tools: ToolsSettings,
   web: WebSettings,
+  mcp: MCPSettings,
   prompts: PromptsSettings,
   account: AccountSettings,
   voice: VoiceSettings,
