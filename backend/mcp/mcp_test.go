@@ -400,3 +400,29 @@ func TestOfferedName(t *testing.T) {
 		}
 	}
 }
+
+// The token and headers go to the server's own origin only: a 307 to
+// another origin (another port of the same host) reaches it without them.
+func TestTokenStaysWithItsOrigin(t *testing.T) {
+	s, _ := newService(t, Options{})
+	other := serve(t, friendly())
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(front.Close)
+	v := save(t, s, Input{Name: "Moved", URL: front.URL, Enabled: true, Token: ptr("s3cret-token"),
+		Headers: &map[string]string{"X-Team": "blue"}})
+	if v.RefreshError != "" || len(v.Tools) != 2 {
+		t.Fatalf("refresh through the redirect: %q, %d tools", v.RefreshError, len(v.Tools))
+	}
+	other.mu.Lock()
+	defer other.mu.Unlock()
+	if len(other.auth) == 0 {
+		t.Fatal("the other origin saw no request")
+	}
+	for _, a := range other.auth {
+		if a != "|" {
+			t.Errorf("another origin received %q", a)
+		}
+	}
+}

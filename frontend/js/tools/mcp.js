@@ -44,7 +44,7 @@ function ToolRow({ server, tool, onChanged }) {
           onChange=${(e) => toggle(e.currentTarget.checked)} />
         <code class="mcp-tool-name">${tool.offered}</code>
       </label>
-      ${tool.name !== tool.offered && html`<span class="muted mcp-tool-orig">The server calls it <code>${tool.name}</code>.</span>`}
+      ${tool.offered !== server.slug + '_' + tool.name && html`<span class="muted mcp-tool-orig">The server calls it <code>${tool.name}</code>.</span>`}
       <p class="mcp-tool-desc">${tool.description || 'No description.'}</p>
     </li>`;
 }
