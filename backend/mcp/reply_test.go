@@ -39,7 +39,7 @@ const everythingVersion = "2026.8.31"
 // everything starts the reference MCP server with node over streamable
 // HTTP on a loopback port and returns its endpoint. It skips when node or
 // the package is missing, except under CI=true, where it fails.
-func everything(t *testing.T) string {
+func everything(t testing.TB) string {
 	t.Helper()
 	missing := func(what string) {
 		if os.Getenv("CI") == "true" {
@@ -93,7 +93,7 @@ func everything(t *testing.T) string {
 }
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	c     *core.Core
 	llm   *fakellm.Server
 	user  ids.UserID
@@ -102,7 +102,7 @@ type env struct {
 
 // newEnv opens an instance with a model flagged for tools on the fake
 // endpoint, MCP tools on, and 127.0.0.1 in the allowed ranges.
-func newEnv(t *testing.T, opt mcp.Options) *env {
+func newEnv(t testing.TB, opt mcp.Options) *env {
 	t.Helper()
 	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
 	cfg.DataDir = t.TempDir()
