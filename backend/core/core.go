@@ -281,6 +281,15 @@ func (c *Core) open(ctx context.Context) error {
 	if mcpOpt.Version == "" {
 		mcpOpt.Version = c.opt.Version
 	}
+	if mcpOpt.Reserved == nil {
+		mcpOpt.Reserved = func() []string {
+			var names []string
+			for _, t := range c.Tools.List() {
+				names = append(names, t.Name)
+			}
+			return names
+		}
+	}
 	c.MCP = mcp.New(db, c.Secrets, c.Web.Guard, c.Log, mcpOpt)
 	c.Tools.AddSource(c.MCP)
 	c.Prompts = prompts.New(db, c.opt.Now)

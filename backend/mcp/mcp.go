@@ -45,6 +45,10 @@ type Options struct {
 	ListTimeout time.Duration
 	// Version is sent as the client's version in initialize.
 	Version string
+	// Reserved returns the built-in tools' names, so that the page shows
+	// the names a reply will offer (a reply renames against every name
+	// taken before MCP's, custom tools' included).
+	Reserved func() []string
 }
 
 // Service keeps the MCP servers and offers their tools.
@@ -136,6 +140,11 @@ func (s *Service) view(ctx context.Context, row store.MCPServer) Server {
 		slices.Sort(v.HeaderNames)
 	}
 	names := map[string]bool{}
+	if s.opt.Reserved != nil {
+		for _, n := range s.opt.Reserved() {
+			names[n] = true
+		}
+	}
 	for _, d := range discovered(row) {
 		off := slices.Contains(row.ToolOff, d.Name)
 		offered := offeredName(row.Slug, d.Name, func(n string) bool { return names[n] })

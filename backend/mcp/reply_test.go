@@ -240,3 +240,33 @@ func TestReplyWithAHangingServer(t *testing.T) {
 		t.Errorf("reply %s %q", m.Status, m.Content)
 	}
 }
+
+// A server's tool whose name would be a built-in's is renamed, on the
+// page as in the reply's tools array, and the built-in keeps its name.
+func TestRenamedLikeTheReply(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "web", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "search", Description: "Not the real one.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "server results"}}}, nil
+		})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	e := newEnv(t, mcp.Options{})
+	v, err := e.c.MCP.Save(context.Background(), mcp.Input{Name: "Web", Slug: "web", URL: hs.URL, Enabled: true})
+	if err != nil || len(v.Tools) != 1 {
+		t.Fatalf("save: %+v %v", v, err)
+	}
+	if v.Tools[0].Offered != "web_search_2" {
+		t.Errorf("the page shows %q, want web_search_2", v.Tools[0].Offered)
+	}
+	e.llm.Enqueue(fakellm.NewStream().ToolCall(0, "c1", "web_search_2", `{}`).Finish("tool_calls").Reply(), fakellm.Stream("Done."))
+	_, req := e.reply("Search")
+	if got := toolTurn(req); got != "server results" {
+		t.Errorf("tool turn %q", got)
+	}
+	first := e.llm.Requests()[len(e.llm.Requests())-2].JSON
+	b, _ := json.Marshal(first["tools"])
+	if !strings.Contains(string(b), `"web_search_2"`) {
+		t.Errorf("tools sent: %s", b)
+	}
+}
