@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,6 +69,11 @@ func TestMCPServerInChromium(t *testing.T) {
 	a.do(chromedp.Navigate(a.base + "/#/settings/mcp"))
 	a.click("#mcp-create")
 	a.fill("#mcp-new-name", "Garden")
+	// An address the guard refuses is said plainly, with what to do.
+	a.fill("#mcp-new-url", strings.Replace(mcpSrv.URL, "127.0.0.1", "127.0.0.2", 1))
+	a.click("#mcp-save")
+	a.waitJS(`(document.querySelector('#mcp-error')?.textContent || '').includes('This address is not allowed')`)
+	a.shot("mcp-refused")
 	a.fill("#mcp-new-url", mcpSrv.URL)
 	a.click("#mcp-save")
 	a.waitJS(`(document.querySelector('#mcp-tools')?.textContent || '').includes('garden_echo')`)
@@ -82,6 +88,37 @@ func TestMCPServerInChromium(t *testing.T) {
 		t.Errorf("the offered name is missing: %q", tools)
 	}
 	a.shot("mcp-server")
+
+	// A tool switched off is saved off; Refresh tools keeps the switch.
+	toolOn := func(want bool) {
+		t.Helper()
+		var list []struct {
+			Tools []struct {
+				Name string
+				On   bool
+			}
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			harness.API(t, a.base, "MCP.List", &list)
+			for _, tl := range list[0].Tools {
+				if tl.Name == "echo" && tl.On == want {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("echo is not on=%v: %+v", want, list)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	a.click(`input[id$='-garden_echo']`)
+	toolOn(false)
+	a.click("#mcp-refresh")
+	a.waitJS(`document.querySelector("input[id$='-garden_echo']")?.checked === false && !document.querySelector('#mcp-refresh').disabled`)
+	toolOn(false)
+	a.click(`input[id$='-garden_echo']`)
+	toolOn(true)
 
 	// A member's chat uses the tool.
 	mctx := harness.Browser(t)
@@ -111,5 +148,5 @@ func TestMCPServerInChromium(t *testing.T) {
 	// A member's page asks for the connections list and is refused (not
 	// this page's doing).
 	m.pe.check(t, "/api/Connections.List")
-	a.pe.check(t)
+	a.pe.check(t, "/api/MCP.Save") // the refused address, on purpose
 }
