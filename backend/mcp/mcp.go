@@ -412,11 +412,13 @@ func (s *Service) Tools(ctx context.Context, caller auth.Caller, taken func(stri
 		family := tools.GateMCP + ":" + tools.Family(row.Slug)
 		n := 0
 		for _, d := range discovered(row) {
+			// A tool switched off still claims its name, so the others
+			// keep theirs (as the page shows them).
+			name := offeredName(row.Slug, d.Name, isTaken)
+			names[name] = true
 			if slices.Contains(row.ToolOff, d.Name) {
 				continue
 			}
-			name := offeredName(row.Slug, d.Name, isTaken)
-			names[name] = true
 			out = append(out, s.tool(row, d, name, family))
 			n++
 		}

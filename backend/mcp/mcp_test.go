@@ -426,3 +426,29 @@ func TestTokenStaysWithItsOrigin(t *testing.T) {
 		}
 	}
 }
+
+// A tool switched off keeps its name claimed, so the others' names do not
+// change when it is switched off (the page and a reply agree).
+func TestSwitchedOffToolKeepsItsName(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "twins", Version: "1"}, nil)
+	for _, n := range []string{"Search", "search"} {
+		srv.AddTool(&sdk.Tool{Name: n, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+	}
+	s, _ := newService(t, Options{})
+	v := save(t, s, Input{Name: "Twins", URL: serve(t, srv).URL, Enabled: true})
+	if _, err := s.SetTool(context.Background(), v.ID, "Search", false); err != nil {
+		t.Fatal(err)
+	}
+	ts, _, _ := s.Tools(context.Background(), member(), nil)
+	if len(ts) != 1 || ts[0].Name != "twins_search_2" {
+		t.Errorf("offered %v, want only twins_search_2", ts)
+	}
+}
+
+func TestErrorsLeaveTheQueryOut(t *testing.T) {
+	got := withoutQuery(`Post "http://h/mcp?key=abc": refused`, "http://h/mcp?key=abc")
+	if strings.Contains(got, "abc") {
+		t.Errorf("%q", got)
+	}
+}

@@ -94,7 +94,18 @@ func (s *Service) plain(ctx context.Context, row store.MCPServer, err error, lim
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("the call to the MCP server %s was stopped", name)
 	}
-	return fmt.Errorf("the MCP server %s failed: %s", name, cleanText(err.Error(), 300))
+	return fmt.Errorf("the MCP server %s failed: %s", name, cleanText(withoutQuery(err.Error(), row.URL), 300))
+}
+
+// withoutQuery replaces the server's address in msg by the address
+// without its query, which may hold a key (errors are logged and shown).
+func withoutQuery(msg, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return msg
+	}
+	u.RawQuery = "…"
+	return strings.ReplaceAll(msg, raw, u.String())
 }
 
 // listTools asks the server for its tools (every page, up to maxTools)
