@@ -433,7 +433,9 @@ func TestSwitchedOffToolKeepsItsName(t *testing.T) {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "twins", Version: "1"}, nil)
 	for _, n := range []string{"Search", "search"} {
 		srv.AddTool(&sdk.Tool{Name: n, InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
 	}
 	s, _ := newService(t, Options{})
 	v := save(t, s, Input{Name: "Twins", URL: serve(t, srv).URL, Enabled: true})

@@ -163,8 +163,21 @@ func (e *env) reply(content string) (store.Message, map[string]any) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return msgs[len(msgs)-1], e.request(`"role":"tool"`)
+}
+
+// request is the newest request to the endpoint whose body holds s (a
+// title request may come after a reply's last one).
+func (e *env) request(s string) map[string]any {
+	e.t.Helper()
 	reqs := e.llm.Requests()
-	return msgs[len(msgs)-1], reqs[len(reqs)-1].JSON
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if strings.Contains(string(reqs[i].Body), s) {
+			return reqs[i].JSON
+		}
+	}
+	e.t.Fatalf("no request holds %s", s)
+	return nil
 }
 
 // toolTurn is the content of the tool message in a request.
@@ -207,8 +220,7 @@ func TestReplyCallsTheReferenceServer(t *testing.T) {
 		t.Errorf("reply %s %q", m.Status, m.Content)
 	}
 	// The offered tools went out with the request, under their lowered names.
-	first := e.llm.Requests()[len(e.llm.Requests())-2].JSON
-	b, _ := json.Marshal(first["tools"])
+	b, _ := json.Marshal(e.request(`"tools":`)["tools"])
 	if !strings.Contains(string(b), `"everything_echo"`) || !strings.Contains(string(b), `"everything_get-sum"`) {
 		t.Errorf("tools sent: %.400s", b)
 	}
@@ -264,8 +276,7 @@ func TestRenamedLikeTheReply(t *testing.T) {
 	if got := toolTurn(req); got != "server results" {
 		t.Errorf("tool turn %q", got)
 	}
-	first := e.llm.Requests()[len(e.llm.Requests())-2].JSON
-	b, _ := json.Marshal(first["tools"])
+	b, _ := json.Marshal(e.request(`"tools":`)["tools"])
 	if !strings.Contains(string(b), `"web_search_2"`) {
 		t.Errorf("tools sent: %s", b)
 	}
