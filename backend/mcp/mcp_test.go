@@ -282,14 +282,11 @@ func TestHostileServerIsContained(t *testing.T) {
 	if !strings.Contains(r.Text, `<script>alert(1)</script>`) {
 		t.Errorf("html result: %+v", r)
 	}
-	// The hanging tool ends with a clear error within the limit.
-	start := time.Now()
+	// The hanging tool ends with a clear error at the limit (the server
+	// never answers: only the limit can end it).
 	r = byName(ts)["evil_hang"].Run(context.Background(), tools.Call{Arguments: json.RawMessage(`{}`)})
 	if !r.Failed || !strings.Contains(r.Text, "did not answer within 2s") {
 		t.Errorf("hang: %+v", r)
-	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("hang took %v", d)
 	}
 }
 
