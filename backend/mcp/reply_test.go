@@ -196,7 +196,8 @@ func toolTurn(req map[string]any) string {
 func TestReplyCallsTheReferenceServer(t *testing.T) {
 	endpoint := everything(t)
 	e := newEnv(t, mcp.Options{})
-	srv, err := e.c.MCP.Save(context.Background(), mcp.Input{Name: "Everything", URL: endpoint, Enabled: true})
+	srv, err := e.c.MCP.Save(context.Background(), mcp.Input{Name: "Everything", URL: endpoint, Enabled: true,
+		Guidance: "Repeat words with everything_echo."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +224,12 @@ func TestReplyCallsTheReferenceServer(t *testing.T) {
 	b, _ := json.Marshal(e.request(`"tools":`)["tools"])
 	if !strings.Contains(string(b), `"everything_echo"`) || !strings.Contains(string(b), `"everything_get-sum"`) {
 		t.Errorf("tools sent: %.400s", b)
+	}
+	// The server's guidance is in the system message, because its tools
+	// were offered.
+	sys, _ := req["messages"].([]any)[0].(map[string]any)["content"].(string)
+	if !strings.Contains(sys, "Repeat words with everything_echo.") {
+		t.Errorf("system message %q lacks the server's guidance", sys)
 	}
 }
 
