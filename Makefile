@@ -56,7 +56,6 @@ fuzz:
 
 ## unit: the fast tests only (no browser, no window)
 unit:
-	@build/mcp-everything.sh >/dev/null || true
 	$(GO) test -count=1 ./backend/... ./build/...
 
 ## e2e: the Chromium and desktop tests only
