@@ -38,6 +38,7 @@ package: desktop
 ## test: everything — vet, vendored-file hashes, unit tests, Chromium and Xvfb tests
 test:
 	@build/deps.sh test
+	@build/mcp-everything.sh >/dev/null
 	$(GO) vet ./...
 	$(GO) vet -tags $(DESKTOP_TAGS) ./app
 	$(GO) run ./build/vendor verify

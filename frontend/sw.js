@@ -93,6 +93,7 @@ const SHELL = [
   '/js/shell/shortcuts.js',
   '/js/shell/sidebar.js',
   '/js/tools/custom.js',
+  '/js/tools/mcp.js',
   '/js/tools/settings.js',
   '/img/favicon.svg',
   '/img/mark.svg',

@@ -29,6 +29,7 @@ type Facades struct {
 	Web         *Web
 	Prompts     *Prompts
 	CustomTools *CustomTools
+	MCP         *MCP
 	Diag        *Diag
 }
 
@@ -47,6 +48,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"Web", f.Web},
 		{"Prompts", f.Prompts},
 		{"CustomTools", f.CustomTools},
+		{"MCP", f.MCP},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

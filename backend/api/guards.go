@@ -187,6 +187,7 @@ var Table = map[string]Guards{
 	"Tools": {
 		"Settings": AdminOnly, "SetSettings": AdminOnly, "List": SignedIn, "Available": SignedIn,
 	},
+	"MCP":     {"List": AdminOnly, "Save": AdminOnly, "Delete": AdminOnly, "Refresh": AdminOnly, "SetTool": AdminOnly},
 	"Prompts": {"List": AdminOnly, "Set": AdminOnly, "Reset": AdminOnly, "Preview": AdminOnly},
 	"CustomTools": {
 		"List": AdminOnly, "Get": AdminOnly, "Save": AdminOnly, "Delete": AdminOnly, "Try": AdminOnly,

@@ -39,6 +39,7 @@ import (
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/mcp"
 	"github.com/llembas/lembas/backend/netguard"
 	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/render"
@@ -100,6 +101,8 @@ type Options struct {
 	// give the guard a resolver hook); the administrator's allow-list is
 	// added to its guard.
 	Web webtools.Options
+	// MCP tunes the MCP tools (tests shorten the call time limit).
+	MCP mcp.Options
 	// WriteTimeout, MaxDownloads and DownloadWait tune the listening
 	// handler (httpapi.Options); zero values are the defaults.
 	WriteTimeout time.Duration
@@ -139,6 +142,8 @@ type Core struct {
 	Web *webtools.Service
 	// CustomTools are the administrator's HTTP tools (a tools source).
 	CustomTools *customtools.Service
+	// MCP is the remote MCP servers whose tools replies may call.
+	MCP *mcp.Service
 	// Prompts is the harness: fragments, overrides, the text a reply gets.
 	Prompts *prompts.Service
 	// Drops shelves files dropped onto the desktop window until the
@@ -277,6 +282,21 @@ func (c *Core) open(ctx context.Context) error {
 	c.Tools = tools.New(db, web)
 	c.CustomTools = customtools.New(db, c.Secrets, c.Log, customtools.Options{Guard: c.Web.Guard})
 	c.Tools.AddSource(c.CustomTools)
+	mcpOpt := c.opt.MCP
+	if mcpOpt.Version == "" {
+		mcpOpt.Version = c.opt.Version
+	}
+	if mcpOpt.Reserved == nil {
+		mcpOpt.Reserved = func() []string {
+			var names []string
+			for _, t := range c.Tools.List() {
+				names = append(names, t.Name)
+			}
+			return names
+		}
+	}
+	c.MCP = mcp.New(db, c.Secrets, c.Web.Guard, c.Log, mcpOpt)
+	c.Tools.AddSource(c.MCP)
 	c.Prompts = prompts.New(db, c.opt.Now)
 	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
 		Tools: c.Tools, Prompts: c.Prompts})
@@ -319,6 +339,7 @@ func (c *Core) open(ctx context.Context) error {
 		Web:         api.NewWeb(c.Web),
 		Prompts:     api.NewPrompts(c.Prompts, c.Chat, c.permits, c.Tools.List),
 		CustomTools: api.NewCustomTools(c.CustomTools),
+		MCP:         api.NewMCP(c.MCP),
 	}
 	if cfg.SelfTest {
 		var release func()

@@ -238,6 +238,13 @@ var facadeCalls = []facadeCall{
 	{"Web.Settings", noArgs, ""},
 	{"Web.SetSettings", func(*testing.T, *world) []any { return []any{map[string]any{"results": 6}} }, ""},
 	{"Web.TestSearch", func(*testing.T, *world) []any { return []any{map[string]any{"query": "lembas"}} }, apperr.Invalid},
+	{"MCP.List", noArgs, ""},
+	{"MCP.Save", func(*testing.T, *world) []any {
+		return []any{map[string]any{"name": "Local", "url": "http://127.0.0.1:1/mcp", "enabled": true}} // loopback is not allowed
+	}, apperr.Invalid},
+	{"MCP.Refresh", func(*testing.T, *world) []any { return []any{map[string]any{"id": 999}} }, apperr.NotFound},
+	{"MCP.SetTool", func(*testing.T, *world) []any { return []any{map[string]any{"id": 999, "name": "x", "on": false}} }, apperr.NotFound},
+	{"MCP.Delete", func(*testing.T, *world) []any { return []any{map[string]any{"id": 999}} }, apperr.NotFound},
 	{"Prompts.List", noArgs, ""},
 	{"Prompts.Set", func(*testing.T, *world) []any {
 		return []any{map[string]any{"fragments": map[string]string{"model": "You are {{model_name}}."}}}

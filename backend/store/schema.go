@@ -349,6 +349,33 @@ var Current = Schema{
 			Constraints: []string{"PRIMARY KEY (tool_id, group_id)"},
 			Indexes:     []Index{{Name: "custom_tool_access_group", On: "custom_tool_access(group_id)"}},
 		},
+		{
+			// mcp_servers are remote MCP servers (backend/mcp) whose tools
+			// replies may call. secret_enc is one Fernet token holding the
+			// bearer token and extra headers; tools is the last tools/list,
+			// cleaned, as JSON (a discovered tool is JSON, not a row);
+			// tool_off lists the server's tool names an administrator
+			// switched off (absent = on); groups are the group ids that may
+			// use it ('[]' = everyone holding tools.mcp).
+			Name: "mcp_servers",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "name", Type: "TEXT NOT NULL"},
+				{Name: "slug", Type: "TEXT NOT NULL"},
+				{Name: "url", Type: "TEXT NOT NULL"},
+				{Name: "secret_enc", Type: "TEXT NOT NULL DEFAULT ''", Secret: true},
+				{Name: "enabled", Type: "INTEGER NOT NULL DEFAULT 1"},
+				{Name: "groups", Type: "TEXT NOT NULL DEFAULT '[]'"},
+				{Name: "guidance", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "tools", Type: "TEXT NOT NULL DEFAULT '[]'"},
+				{Name: "tool_off", Type: "TEXT NOT NULL DEFAULT '[]'"},
+				{Name: "refreshed_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "refresh_error", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "mcp_servers_slug", On: "mcp_servers(slug)", Unique: true}},
+		},
 	},
 	FTS: []FTS{
 		{Name: "messages_fts", Table: "messages", RowID: "id", Columns: []string{"content"},

@@ -27,6 +27,7 @@ export const SETTINGS_TABS = [
   { id: 'tools', label: 'Tools', admin: true },
   { id: 'custom-tools', label: 'Custom tools', admin: true },
   { id: 'web', label: 'Web', admin: true },
+  { id: 'mcp', label: 'MCP servers', admin: true },
   { id: 'prompts', label: 'Prompts', admin: true },
   { id: 'account', label: 'Account' },
   { id: 'voice', label: 'Voice' },

@@ -22,6 +22,7 @@ import { ToolsSettings } from '../tools/settings.js';
 import { CustomToolsSettings } from '../tools/custom.js';
 import { WebSettings } from '../admin/web.js';
 import { PromptsSettings } from '../admin/prompts.js';
+import { MCPSettings } from '../tools/mcp.js';
 
 // VIEWS draw the tabs of the router's SETTINGS_TABS, by id.
 export const VIEWS = {
@@ -34,6 +35,7 @@ export const VIEWS = {
   tools: ToolsSettings,
   'custom-tools': CustomToolsSettings,
   web: WebSettings,
+  mcp: MCPSettings,
   prompts: PromptsSettings,
   account: AccountSettings,
   voice: VoiceSettings,
