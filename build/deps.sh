@@ -5,7 +5,7 @@
 set -euo pipefail
 
 desktop=(libgtk-3-dev libwebkit2gtk-4.1-dev pkg-config gcc)
-test=("${desktop[@]}" nodejs npm chromium xvfb x11-utils dbus openbox imagemagick fonts-dejavu-core dpkg-dev desktop-file-utils gnome-keyring libsecret-tools)
+test=("${desktop[@]}" chromium xvfb x11-utils dbus openbox imagemagick fonts-dejavu-core dpkg-dev desktop-file-utils gnome-keyring libsecret-tools)
 
 case "${1:-}" in
   desktop) want=("${desktop[@]}") ;;
@@ -24,6 +24,14 @@ for p in "${want[@]}"; do
     missing+=("$p")
   fi
 done
+# Node.js runs the MCP reference server in the tests. It is asked for by
+# command, not by package: a machine whose node comes from another
+# packaging (with npm inside it) must not get Debian's npm, which
+# conflicts with it and fails the whole install.
+if [ "${1:-}" = test ]; then
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=()
