@@ -23,7 +23,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -75,8 +74,7 @@ type Service struct {
 	log  *slog.Logger
 	opt  Options
 
-	mu      sync.Mutex
-	clients map[string]*http.Client
+	clients netguard.Clients
 }
 
 var _ tools.Source = (*Service)(nil)
@@ -105,7 +103,7 @@ func New(db *store.DB, keys func() (*secrets.Keeper, error), log *slog.Logger, o
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Service{db: db, keys: keys, log: log, opt: opt, clients: map[string]*http.Client{}}
+	return &Service{db: db, keys: keys, log: log, opt: opt}
 }
 
 // View is a custom tool as the administrator's page sees it: the secret
@@ -684,25 +682,8 @@ func plain(ctx context.Context, err error) string {
 // client returns a guarded client for g with the secret headers dropped
 // across origins; kept, so that connections are reused between calls.
 func (s *Service) client(g netguard.Guard, secretHeaders []string) *http.Client {
-	var key strings.Builder
-	for _, p := range g.Allow {
-		key.WriteString(p.String() + " ")
-	}
-	key.WriteString("|")
-	hs := slices.Clone(secretHeaders)
-	slices.Sort(hs)
-	key.WriteString(strings.Join(hs, " "))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.clients[key.String()]; ok {
-		return c
-	}
-	if len(s.clients) > 16 {
-		clear(s.clients)
-	}
-	c := g.Client(netguard.Options{Timeout: s.opt.Timeout, HeaderTimeout: s.opt.Timeout, MaxRedirects: 5, SecretHeaders: hs})
-	s.clients[key.String()] = c
-	return c
+	return s.clients.Get(g, netguard.Options{Timeout: s.opt.Timeout, HeaderTimeout: s.opt.Timeout, MaxRedirects: 5,
+		SecretHeaders: secretHeaders})
 }
 
 // TryResult is a Try: the request as sent (secret masked) and the answer,

@@ -22,7 +22,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -326,4 +328,37 @@ func (g Guard) Resolve(ctx context.Context, host string) error {
 		}
 	}
 	return nil
+}
+
+// Clients keeps guarded clients by their allowed ranges and options, so
+// connections are reused between calls while the allow-list changes only
+// when an administrator edits it. The zero value is ready to use. A
+// guard's Lookup hook is not part of the key: one Clients serves one
+// service, whose guard keeps its hook.
+type Clients struct {
+	mu sync.Mutex
+	m  map[string]*http.Client
+}
+
+// Get returns the client for g and opt, made on first use.
+func (c *Clients) Get(g Guard, opt Options) *http.Client {
+	opt.SecretHeaders = slices.Clone(opt.SecretHeaders)
+	slices.Sort(opt.SecretHeaders)
+	var key strings.Builder
+	for _, p := range g.Allow {
+		key.WriteString(p.String() + " ")
+	}
+	fmt.Fprintf(&key, "|%d %d %d %d|%s", opt.Timeout, opt.DialTimeout, opt.HeaderTimeout, opt.MaxRedirects,
+		strings.Join(opt.SecretHeaders, " "))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hc, ok := c.m[key.String()]; ok {
+		return hc
+	}
+	if c.m == nil || len(c.m) >= 16 {
+		c.m = map[string]*http.Client{} // the allow-list changed more than a few times
+	}
+	hc := g.Client(opt)
+	c.m[key.String()] = hc
+	return hc
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckRefusesSpecialRanges(t *testing.T) {
@@ -178,5 +179,26 @@ func TestResolveChecksEveryAddress(t *testing.T) {
 	}
 	if err := (Guard{}).Resolve(context.Background(), "10.0.0.1"); !errors.Is(err, ErrBlocked) {
 		t.Errorf("Resolve(10.0.0.1) = %v, want refused", err)
+	}
+}
+
+// Clients hands out one client per allow-list and options, and a new one
+// when either changes (a secret header kept across origins by a reused
+// client would leak it).
+func TestClientsAreKeptByGuardAndOptions(t *testing.T) {
+	var c Clients
+	lan := Guard{Allow: []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")}}
+	a := c.Get(lan, Options{SecretHeaders: []string{"X-Key", "Authorization"}})
+	if b := c.Get(lan, Options{SecretHeaders: []string{"Authorization", "X-Key"}}); a != b {
+		t.Error("the same guard and options made a second client")
+	}
+	for name, other := range map[string]*http.Client{
+		"another allow-list": c.Get(Guard{}, Options{SecretHeaders: []string{"X-Key", "Authorization"}}),
+		"other secrets":      c.Get(lan, Options{SecretHeaders: []string{"X-Key"}}),
+		"another timeout":    c.Get(lan, Options{Timeout: time.Second, SecretHeaders: []string{"X-Key", "Authorization"}}),
+	} {
+		if other == a {
+			t.Errorf("%s reused the client", name)
+		}
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
@@ -79,8 +78,7 @@ type Service struct {
 	log  *slog.Logger
 	opt  Options
 
-	mu      sync.Mutex
-	clients map[string]*http.Client // by allow-list
+	clients netguard.Clients
 }
 
 var _ tools.Web = (*Service)(nil)
@@ -102,7 +100,7 @@ func New(db *store.DB, keys func() (*secrets.Keeper, error), log *slog.Logger, o
 	if opt.MaxChars <= 0 {
 		opt.MaxChars = 40000
 	}
-	return &Service{db: db, keys: keys, log: log, opt: opt, clients: map[string]*http.Client{}}
+	return &Service{db: db, keys: keys, log: log, opt: opt}
 }
 
 // config is the stored settings, read once per call.
@@ -172,22 +170,8 @@ func (s *Service) guard(allow []netip.Prefix) netguard.Guard {
 // client returns the guarded client for an allow-list (kept, so that
 // connections are reused between calls).
 func (s *Service) client(allow []netip.Prefix) *http.Client {
-	var key strings.Builder
-	for _, p := range allow {
-		key.WriteString(p.String() + " ")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.clients[key.String()]; ok {
-		return c
-	}
-	if len(s.clients) > 8 {
-		clear(s.clients) // the allow-list changed more than a few times
-	}
-	c := s.guard(allow).Client(netguard.Options{Timeout: s.opt.Timeout, HeaderTimeout: s.opt.Timeout,
+	return s.clients.Get(s.guard(allow), netguard.Options{Timeout: s.opt.Timeout, HeaderTimeout: s.opt.Timeout,
 		MaxRedirects: 5, SecretHeaders: []string{"X-Api-Key"}})
-	s.clients[key.String()] = c
-	return c
 }
 
 // Settings are the web settings as an administrator's page sees them: the
