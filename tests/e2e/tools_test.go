@@ -172,3 +172,75 @@ func TestModelToolSwitches(t *testing.T) {
 	}
 	a.pe.check(t)
 }
+
+// TestStopDuringAToolRound: Stop while a tool runs ends the reply as
+// stopped (no activity line left, the call kept in its block), and the
+// stopped reply can be continued.
+func TestStopDuringAToolRound(t *testing.T) {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	srv, base := harness.Serve(t, bin, t.TempDir(), "LEMBAS_SELFTEST=1")
+	a := &chatApp{base: base, llm: fakellm.New(t), srv: srv}
+	a.llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		body := string(r.Body)
+		switch {
+		case strings.Contains(body, "You write titles"):
+			return fakellm.Stream("Weather in Bree")
+		case strings.Contains(body, "Continue exactly where"):
+			return fakellm.Stream("It rains in Bree.")
+		case !strings.Contains(body, "weather in Bree"):
+			return fakellm.Stream("Hello.") // the self-test's own chat
+		}
+		return fakellm.NewStream().Content("Let me search. ").
+			ToolCall(0, "call_1", "web_search", `{"query":"[hold] Bree weather"}`).Finish("tool_calls").Reply()
+	}))
+	a.open(t, "")
+	rx := regexp.MustCompile(`selftest \w+ (done|error)`)
+	for deadline := time.Now().Add(90 * time.Second); len(rx.FindAllString(srv.Stdout()+srv.Stderr(), -1)) < 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the page's self-test did not finish")
+		}
+	}
+	a.do(chromedp.Navigate(base + "/#/"))
+	a.waitJS(`!!document.querySelector('#composer-input')`)
+	var models []struct{ ID int64 }
+	harness.API(t, base, "Models.Picker", &models)
+	if len(models) == 0 {
+		t.Fatal("no models")
+	}
+	harness.API(t, base, "Models.Update", nil, models[0].ID, map[string]any{"capabilities": map[string]any{"tools": true}})
+	harness.API(t, base, "Tools.SetSettings", nil, map[string]any{"families": map[string]bool{"web_search": true}})
+	// The held search is let go at the end, whatever happened.
+	t.Cleanup(func() { harness.API(t, base, "Diag.ReleaseTools", nil) })
+
+	a.send("What is the weather in Bree?")
+	const activity = `(document.querySelector('.msg-assistant .reply-activity:not([hidden])')?.textContent || '')`
+	a.waitJS(activity + `.includes('Searching the web')`)
+	a.waitJS(`/stop/i.test(document.querySelector('#composer-button')?.innerText || '')`)
+	a.click("#composer-button")
+	a.waitReplyIdle()
+	a.waitJS(`/stopped/i.test(` + lastReply + `)`)
+	a.waitJS(`!document.querySelector('.msg-assistant .reply-activity:not([hidden])')`)
+	if got := a.str(`document.querySelector('.msg-assistant .tool-activity')?.innerText || ''`); !strings.Contains(got, "web_search") {
+		t.Errorf("the stopped reply's activity block reads %q", got)
+	}
+	a.shot("tool-stopped")
+
+	// The stored row is stopped, not streaming.
+	id := int(a.js(`Number(location.hash.split('/').pop())`).(float64))
+	var page struct {
+		Messages []struct {
+			Role, Status string
+		}
+	}
+	harness.API(t, base, "Chats.Messages", &page, id, 0, 50)
+	if n := len(page.Messages); n == 0 || page.Messages[n-1].Status != "stopped" {
+		t.Errorf("messages after Stop: %+v", page.Messages)
+	}
+
+	a.clickXPath(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Continue')]`)
+	a.waitJS(lastReply + `.includes('It rains in Bree.')`)
+	a.waitReplyIdle()
+	a.waitJS(`!document.querySelector('.msg-assistant .reply-activity:not([hidden])')`)
+	a.shot("tool-continued")
+}
