@@ -112,6 +112,28 @@ const framesUnit = `(async () => {
     new ReplyView(st, box, { schedule: now });
     out.stored = { kinds: kinds(box), sealed: box.querySelectorAll('.msg-sealed').length, html: box.innerHTML, text: st.hasText(), joined: st.joined() };
   }
+
+  // A reply stopped while its tool ran keeps the call with no result: its
+  // block says the call did not finish (not "Used"); while streaming, the
+  // call is simply running.
+  {
+    const parts = [
+      { kind: 'text', html: '<p>Let me search.</p>' },
+      { kind: 'tool_call', name: 'web_search', callId: 'c1', text: '{"query":"Bree"}' },
+    ];
+    const summary = (status) => {
+      const st = new ReplyState(4, { status, html: '<p>Let me search.</p>', parts });
+      const box = document.createElement('div');
+      new ReplyView(st, box, { schedule: now });
+      return box.querySelector('.tool-activity-summary').textContent;
+    };
+    const two = [...parts, { kind: 'tool_result', name: 'web_search', callId: 'c1', text: 'hits' },
+      { kind: 'tool_call', name: 'fetch_url', callId: 'c2', text: '{}' }];
+    const st = new ReplyState(5, { status: 'stopped', html: '', parts: two });
+    const box = document.createElement('div');
+    new ReplyView(st, box, { schedule: now });
+    out.unfinished = { stopped: summary('stopped'), streaming: summary('streaming'), mixed: box.querySelector('.tool-activity-summary').textContent };
+  }
   out.pwned = !!window.__pwned;
   return JSON.stringify(out);
 })()`
@@ -154,7 +176,8 @@ func TestFramesInTheBrowser(t *testing.T) {
 			Text   bool
 			Joined string
 		}
-		Pwned bool
+		Unfinished struct{ Stopped, Streaming, Mixed string }
+		Pwned      bool
 	}
 	if err := json.Unmarshal([]byte(a.await(framesUnit)), &got); err != nil {
 		t.Fatal(err)
@@ -194,6 +217,10 @@ func TestFramesInTheBrowser(t *testing.T) {
 	}
 	if !equal(r.Kinds, []string{"reasoning", "msg-body md"}) {
 		t.Errorf("resync: parts %v", r.Kinds)
+	}
+	if u := got.Unfinished; u.Stopped != "Called web_search (1 not finished)" || u.Streaming != "Used web_search" ||
+		u.Mixed != "Used web_search, fetch_url (1 not finished)" {
+		t.Errorf("a stopped call's block: %q when stopped, %q while streaming, %q beside a finished call", u.Stopped, u.Streaming, u.Mixed)
 	}
 	s := got.Stored
 	if !equal(s.Kinds, []string{"msg-body md", "part-notice", "msg-body md"}) || s.Sealed != 0 || !s.Text || s.Joined != "<p>A</p><p>B</p>" {

@@ -265,16 +265,31 @@ export class ReplyView {
     return g;
   }
 
-  // syncGroup writes a block's summary: the tools its round used.
+  // syncGroup writes a block's summary: the tools its round used. Once
+  // the reply has ended, a call with no result (stopped or interrupted
+  // while it ran) is counted as not finished, not as used.
   syncGroup(g, s) {
     const names = [];
+    const calls = [];
+    const answered = new Set();
     let failed = 0;
     for (let i = g.from; i < s.parts.length && this.groups[i] === g; i++) {
       const p = s.parts[i];
-      if (p.kind === 'tool_call' && p.name && !names.includes(p.name)) names.push(p.name);
-      if (p.kind === 'tool_result' && p.error) failed++;
+      if (p.kind === 'tool_call') {
+        calls.push(p.callId);
+        if (p.name && !names.includes(p.name)) names.push(p.name);
+      }
+      if (p.kind === 'tool_result') {
+        answered.add(p.callId);
+        if (p.error) failed++;
+      }
     }
-    const label = 'Used ' + (names.join(', ') || 'tools') + (failed ? ' (' + failed + ' failed)' : '');
+    const unfinished = s.final ? calls.filter((id) => !answered.has(id)).length : 0;
+    const notes = [];
+    if (failed) notes.push(failed + ' failed');
+    if (unfinished) notes.push(unfinished + ' not finished');
+    const label = (unfinished === calls.length && calls.length ? 'Called ' : 'Used ') + (names.join(', ') || 'tools') +
+      (notes.length ? ' (' + notes.join(', ') + ')' : '');
     if (g.summary.textContent !== label) g.summary.textContent = label;
   }
 
