@@ -89,6 +89,8 @@ type PartView struct {
 	Text   string         `json:"text,omitempty"`
 	Name   string         `json:"name,omitempty"`
 	CallID string         `json:"callId,omitempty"`
+	// Error marks a failed tool result, as its live frame did.
+	Error bool `json:"error,omitempty"`
 }
 
 func (c *Chats) message(m store.Message) MessageView {
@@ -124,7 +126,7 @@ func (c *Chats) parts(m store.Message) ([]PartView, string) {
 	out := make([]PartView, len(parts))
 	var html strings.Builder
 	for i, p := range parts {
-		out[i] = PartView{Kind: p.Kind, Name: p.Name, CallID: p.CallID}
+		out[i] = PartView{Kind: p.Kind, Name: p.Name, CallID: p.CallID, Error: p.Error}
 		if p.Kind != store.PartText {
 			out[i].Text = p.Text
 			continue
