@@ -100,6 +100,7 @@ func (c *Chats) message(m store.Message) MessageView {
 	case m.Role != store.RoleAssistant:
 	case m.Layout() != "":
 		v.Parts, v.HTML = c.parts(m)
+		v.Content = store.ReplyText(m.Parts())
 	case m.Status == store.StatusFinal || m.Status == store.StatusStreaming:
 		v.HTML = c.render.Markdown(m.Content)
 	default:

@@ -28,7 +28,8 @@ func TestStoredToolResultKeepsItsFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v struct {
-		Parts []struct {
+		Content string
+		Parts   []struct {
 			Kind   string
 			CallID string `json:"callId"`
 			Error  bool
@@ -45,5 +46,9 @@ func TestStoredToolResultKeepsItsFailure(t *testing.T) {
 	}
 	if strings.Join(failed, ",") != "tool_result c1" {
 		t.Errorf("parts marked failed: %v, want only c1's result; sent %s", failed, b)
+	}
+	// Copy takes content: the texts on either side of the round apart.
+	if v.Content != "Let me look.\n\nIt rains." {
+		t.Errorf("content %q", v.Content)
 	}
 }

@@ -14,12 +14,7 @@ import (
 // model's. A reply with no text (stopped during its tools) replays as
 // nothing.
 func replyMessages(m store.Message) []llm.Message {
-	var text string
-	for _, p := range m.Parts() {
-		if p.Kind == store.PartText {
-			text += p.Text
-		}
-	}
+	text := store.ReplyText(m.Parts())
 	if text == "" {
 		return nil
 	}

@@ -24,8 +24,9 @@ func TestReplyMessages(t *testing.T) {
 			{Kind: store.PartReasoning, Text: "So rain."},
 			{Kind: store.PartText, Text: "It rains."},
 		}, []llm.Message{
-			// Tool calls and results are not replayed: the text only.
-			{Role: "assistant", Content: "Looking.It rains."},
+			// Tool calls and results are not replayed: the text only,
+			// the texts on either side of the round apart.
+			{Role: "assistant", Content: "Looking.\n\nIt rains."},
 		}},
 		{"stopped during its tools", []store.Part{
 			{Kind: store.PartToolCall, Name: "weather", CallID: "c1", Text: `{}`},

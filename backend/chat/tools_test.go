@@ -158,7 +158,7 @@ func TestToolResultsAreNotReplayed(t *testing.T) {
 			t.Errorf("a tool call was replayed: %v", mm)
 		}
 	}
-	if !slices.Equal(roles, []string{"user", "assistant", "user"}) || msgs[1].(map[string]any)["content"] != "Looking. It rains in Bree." {
+	if !slices.Equal(roles, []string{"user", "assistant", "user"}) || msgs[1].(map[string]any)["content"] != "Looking.\n\nIt rains in Bree." {
 		t.Errorf("second request's messages %v", msgs)
 	}
 }

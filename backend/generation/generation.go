@@ -586,7 +586,7 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	m := g.metrics
 	metrics, _ := json.Marshal(m)
 	parts := g.storedParts()
-	content := g.content()
+	content := store.ReplyText(parts)
 	// The chat becomes unread with the final row, before the final frame:
 	// a follower that sees the frame and marks the chat read cannot be
 	// overtaken by the mark (issue 10: leaving just after a reply ended

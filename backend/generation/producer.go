@@ -196,16 +196,5 @@ func (g *gen) storedParts() []store.Part {
 	return out
 }
 
-// content is the reply's text parts joined: its Markdown source. g.mu held.
-func (g *gen) content() string {
-	var b strings.Builder
-	for _, p := range g.parts {
-		if p.kind == store.PartText {
-			b.WriteString(p.text.String())
-		}
-	}
-	return b.String()
-}
-
 // wake tells the frame goroutine that something changed.
 func (g *gen) wake() { g.feed.Wake() }

@@ -140,6 +140,42 @@ func SplitParts(content, reasoning, layout string) []Part {
 	return out
 }
 
+// ReplyText is a reply's text parts as one Markdown text for reading
+// (Copy, the replayed turn): text parts that a tool round, a pause or a
+// notice stands between are separate paragraphs, not glued together
+// ("Looking.It rains."). The stored content stays the plain concatenation
+// the layout's lengths count.
+func ReplyText(parts []Part) string {
+	var b strings.Builder
+	apart := false
+	for _, p := range parts {
+		switch p.Kind {
+		case PartText:
+			if p.Text == "" {
+				continue
+			}
+			if apart && b.Len() > 0 {
+				s := strings.TrimRight(b.String(), " \t")
+				b.Reset()
+				b.WriteString(s)
+				switch {
+				case strings.HasSuffix(s, "\n\n"):
+				case strings.HasSuffix(s, "\n"):
+					b.WriteString("\n")
+				default:
+					b.WriteString("\n\n")
+				}
+			}
+			b.WriteString(p.Text)
+			apart = false
+		case PartReasoning:
+		default:
+			apart = true
+		}
+	}
+	return b.String()
+}
+
 // Parts returns the message's parts in order (DefaultParts for a row
 // without a layout).
 func (m Message) Parts() []Part {

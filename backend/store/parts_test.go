@@ -145,3 +145,38 @@ func TestSplitPartsReadsWhatDoesNotFitAsDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyText: the texts on either side of a tool round, a pause or a
+// notice read as separate paragraphs (Copy, the replayed turn); reasoning
+// between them does not part them, and a text already ending its paragraph
+// gets no more breaks.
+func TestReplyText(t *testing.T) {
+	call := Part{Kind: PartToolCall, Name: "web_search", CallID: "c1", Text: "{}"}
+	res := Part{Kind: PartToolResult, Name: "web_search", CallID: "c1", Text: "hits"}
+	text := func(s string) Part { return Part{Kind: PartText, Text: s} }
+	for _, tc := range []struct {
+		name  string
+		parts []Part
+		want  string
+	}{
+		{"one text", []Part{text("Hello.")}, "Hello."},
+		{"a tool round between", []Part{text("Looking."), call, res, text("It rains.")}, "Looking.\n\nIt rains."},
+		{"a line already ended", []Part{text("Looking:\n"), call, res, text("- rain")}, "Looking:\n\n- rain"},
+		{"a paragraph already ended", []Part{text("Looking.\n\n"), call, res, text("Rain.")}, "Looking.\n\nRain."},
+		{"reasoning between", []Part{text("It rains"), {Kind: PartReasoning, Text: "hm"}, text(" in Bree.")}, "It rains in Bree."},
+		{"the round first", []Part{call, res, text("Rain.")}, "Rain."},
+		{"a pause between", []Part{text("Go on?"), {Kind: PartPause, Text: "Waiting"}, text("Yes.")}, "Go on?\n\nYes."},
+		{"no text", []Part{call, res}, ""},
+	} {
+		if got := ReplyText(tc.parts); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestReplyTextTrimsTheSpaceBeforeABreak(t *testing.T) {
+	got := ReplyText([]Part{{Kind: PartText, Text: "Looking. "}, {Kind: PartNotice, Text: "n"}, {Kind: PartText, Text: "Rain."}})
+	if got != "Looking.\n\nRain." {
+		t.Errorf("%q", got)
+	}
+}
