@@ -617,7 +617,8 @@ func (s *Service) send(ctx context.Context, r Request) Answer {
 // control characters gone, cut at MaxChars.
 func (s *Service) text(data []byte, ct string, truncated bool) (string, bool) {
 	var pretty bytes.Buffer
-	if !truncated && json.Valid(data) && json.Indent(&pretty, data, "", "  ") == nil {
+	if !truncated && json.Valid(data) && indentedSize(data) <= 4*s.opt.MaxBytes &&
+		json.Indent(&pretty, data, "", "  ") == nil {
 		data = pretty.Bytes()
 	}
 	text := strings.Map(func(r rune) rune {
@@ -633,6 +634,42 @@ func (s *Service) text(data []byte, ct string, truncated bool) (string, bool) {
 		text, truncated = string([]rune(text)[:s.opt.MaxChars]), true
 	}
 	return text, truncated
+}
+
+// indentedSize bounds the size of data indented by json.Indent with two
+// spaces: every bracket and comma starts a line as deep as its nesting.
+// A hostile server's 256 KB of arrays nested thousands deep would
+// otherwise indent to gigabytes (each of its lines thousands of spaces).
+func indentedSize(data []byte) int64 {
+	n := int64(len(data))
+	depth := int64(0)
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			n += 1 + 2*depth
+		case c == '}' || c == ']':
+			depth--
+			n += 1 + 2*depth
+		case c == ',':
+			n += 1 + 2*depth
+		case c == ':':
+			n++
+		}
+	}
+	return n
 }
 
 // isText reports whether an answer can be read as text: a text type, JSON
