@@ -451,3 +451,44 @@ func TestErrorsLeaveTheQueryOut(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// A server that answers with an endless body is cut off at maxResponse:
+// the SDK reads a JSON answer whole into memory.
+func TestEndlessAnswerIsCut(t *testing.T) {
+	s, _ := newService(t, Options{ListTimeout: 2 * time.Minute, CallTimeout: 2 * time.Minute})
+	const total = 128 << 20
+	var mu sync.Mutex
+	written := 0
+	flood := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(strings.Repeat(" ", 1<<20))
+		for range total / len(chunk) {
+			n, err := w.Write(chunk)
+			mu.Lock()
+			written += n
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(flood.Close)
+	v := save(t, s, Input{Name: "Flood", URL: flood.URL, Enabled: true})
+	if v.RefreshError == "" {
+		t.Errorf("refresh of an endless answer succeeded")
+	}
+	r := s.call(context.Background(), v.ID, "anything", nil)
+	if !r.Failed {
+		t.Errorf("call: %+v", r)
+	}
+	flood.CloseClientConnections()
+	mu.Lock()
+	defer mu.Unlock()
+	if written >= 64<<20 {
+		t.Errorf("the client read %d MB of an endless answer", written>>20)
+	}
+}

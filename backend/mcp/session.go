@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,7 +46,36 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set("Authorization", "Bearer "+t.token)
 		}
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxResponse}
+	}
+	return resp, err
+}
+
+// maxResponse bounds one HTTP answer of a server, an SSE stream's events
+// together: the SDK reads a JSON answer whole into memory, so a server
+// streaming for its whole time limit would otherwise fill it.
+const maxResponse = 16 << 20
+
+// errTooLarge ends an answer past maxResponse.
+var errTooLarge = fmt.Errorf("its answer is larger than %d MB", maxResponse>>20)
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // session opens a session with the server (initialize); the caller closes
