@@ -426,10 +426,15 @@ type Request struct {
 	URL     string               `json:"url"`
 	Headers []store.CustomHeader `json:"headers"`
 	Body    string               `json:"body"`
-	// secretHeaders are the headers holding the secret, dropped when a
-	// redirect leaves the origin.
+	// secretHeaders are the headers holding the secret, or any written
+	// header but plainHeaders (a key written as it is, not through
+	// {{secret}}), dropped when a redirect leaves the origin.
 	secretHeaders []string
 }
+
+// plainHeaders are the written headers that say nothing about the caller
+// and so follow a redirect to another origin.
+var plainHeaders = []string{"accept", "accept-language", "content-type", "user-agent"}
 
 // build fills a tool's templates with v. The URL's target is checked
 // again here, whatever was checked at save.
@@ -452,7 +457,7 @@ func build(t store.CustomTool, v values) (Request, error) {
 	}
 	for _, h := range t.Headers {
 		r.Headers = append(r.Headers, store.CustomHeader{Name: h.Name, Value: headerSafe(v.fill(h.Value, headerSafe))})
-		if slices.Contains(holes(h.Value), SecretHole) {
+		if slices.Contains(holes(h.Value), SecretHole) || !slices.Contains(plainHeaders, strings.ToLower(h.Name)) {
 			r.secretHeaders = append(r.secretHeaders, h.Name)
 		}
 	}

@@ -391,7 +391,7 @@ func TestSecretStaysWithItsOrigin(t *testing.T) {
 	}
 	r := try(t, s, away.ID, `{}`)
 	for _, q := range otherGot.all() {
-		if strings.Contains(q.Header.Get("Authorization")+q.Header.Get("X-Api-Key")+q.RequestURI, secret) {
+		if strings.Contains(q.Header.Get("Authorization")+q.Header.Get("X-Api-Key")+q.Header.Get("Referer")+q.RequestURI, secret) {
 			t.Errorf("the secret reached the other origin: %v %s", q.Header, q.RequestURI)
 		}
 	}
@@ -557,5 +557,34 @@ func TestPlainErrorsHoldNoURL(t *testing.T) {
 	err := &url.Error{Op: "Get", URL: "https://example.com/?key=SECRET", Err: errors.New("connection refused")}
 	if got := plain(context.Background(), err); strings.Contains(got, "SECRET") {
 		t.Errorf("%q", got)
+	}
+}
+
+// A key written into a header as it is (not through {{secret}}) is a
+// secret too: only the headers that say nothing about the caller follow a
+// redirect to another origin.
+func TestWrittenHeadersStayWithTheirOrigin(t *testing.T) {
+	other, otherGot := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("ok"))
+	})
+	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/landing", http.StatusTemporaryRedirect)
+	})
+	s, _ := newService(t, loopback)
+	v := save(t, s, Input{Name: "written", Method: "GET", URL: srv.URL + "/away",
+		Headers: []store.CustomHeader{{Name: "X-Api-Key", Value: "written-key-123"}, {Name: "Accept", Value: "text/plain"}}})
+	if r := try(t, s, v.ID, `{}`); r.Failed {
+		t.Fatalf("try: %+v", r)
+	}
+	all := otherGot.all()
+	if len(all) != 1 {
+		t.Fatalf("the other origin got %d requests", len(all))
+	}
+	if k := all[0].Header.Get("X-Api-Key"); k != "" {
+		t.Errorf("the other origin received the written key %q", k)
+	}
+	if a := all[0].Header.Get("Accept"); a != "text/plain" {
+		t.Errorf("Accept was dropped: %q", a)
 	}
 }
