@@ -471,6 +471,8 @@ func build(t store.CustomTool, v values) (Request, error) {
 			}
 		case bodyForm:
 			r.Body = v.fill(t.Body, escapeStrict)
+		case bodyXML:
+			r.Body = v.fill(t.Body, escapeXML)
 		default:
 			r.Body = v.fill(t.Body, func(s string) string { return s })
 			if ct == "" {

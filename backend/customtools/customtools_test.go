@@ -3,6 +3,7 @@ package customtools
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"io"
 	"log/slog"
@@ -183,6 +184,25 @@ func TestEscapingPositions(t *testing.T) {
 	reqs = got.all()
 	if vals, _ := url.ParseQuery(reqs[len(reqs)-1].Body); vals.Get("a") != "1&fixed=2" || len(vals["fixed"]) != 1 || vals.Get("fixed") != "1" {
 		t.Errorf("form body %q", reqs[len(reqs)-1].Body)
+	}
+
+	// An XML body: a value is text, it cannot close its element or add one.
+	xmlTool := save(t, s, Input{Name: "xml", Method: "POST",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`),
+		URL:        srv.URL + "/xml", Headers: []store.CustomHeader{{Name: "Content-Type", Value: "application/xml"}},
+		Body: `<order><item note="{{a}}">{{a}}</item><paid>0</paid></order>`})
+	try(t, s, xmlTool.ID, `{"a":"x</item><paid>1</paid><item a=\"'&"}`)
+	reqs = got.all()
+	var order struct {
+		Items []struct {
+			Note string `xml:"note,attr"`
+			Text string `xml:",chardata"`
+		} `xml:"item"`
+		Paid []string `xml:"paid"`
+	}
+	if err := xml.Unmarshal([]byte(reqs[len(reqs)-1].Body), &order); err != nil || len(order.Items) != 1 || len(order.Paid) != 1 ||
+		order.Paid[0] != "0" || order.Items[0].Text != `x</item><paid>1</paid><item a="'&` || order.Items[0].Note != order.Items[0].Text {
+		t.Errorf("xml body %q read as %+v (%v)", reqs[len(reqs)-1].Body, order, err)
 	}
 }
 
