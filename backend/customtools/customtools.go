@@ -564,6 +564,8 @@ func (s *Service) call(ctx context.Context, t store.CustomTool, arguments json.R
 	if secret != "" {
 		a.Text = redact(a.Text, secret)
 		a.Error = redact(a.Error, secret)
+		a.StatusText = redact(a.StatusText, secret) // the reason phrase is the server's too
+		a.Type = redact(a.Type, secret)
 	}
 	return shown, a
 }

@@ -608,3 +608,30 @@ func TestWrittenHeadersStayWithTheirOrigin(t *testing.T) {
 		t.Errorf("Accept was dropped: %q", a)
 	}
 }
+
+// A server echoing the secret in its status line or content type does not
+// hand it to the model or the page either.
+func TestSecretRedactedFromTheStatusLine(t *testing.T) {
+	const secret = "tok-STATUS-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 401 bad key " + r.Header.Get("X-Api-Key") + "\r\nContent-Type: text/plain; key=" +
+			r.Header.Get("X-Api-Key") + "\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno")
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	s, _ := newService(t, loopback)
+	v := save(t, s, Input{Name: "status", URL: srv.URL + "/", Secret: str(secret),
+		Headers: []store.CustomHeader{{Name: "X-Api-Key", Value: "{{secret}}"}}})
+	r := try(t, s, v.ID, `{}`)
+	if !r.Failed || r.Answer.Status != 401 {
+		t.Fatalf("try: %+v", r)
+	}
+	if b, _ := json.Marshal(r); strings.Contains(string(b), "0123456789") {
+		t.Errorf("the secret came back: %s", b)
+	}
+}
