@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -490,5 +491,45 @@ func TestEndlessAnswerIsCut(t *testing.T) {
 	defer mu.Unlock()
 	if written >= 64<<20 {
 		t.Errorf("the client read %d MB of an endless answer", written>>20)
+	}
+}
+
+// A call's connections are closed when the call ends, not left idle in a
+// transport nobody uses again (each call builds its own client).
+func TestCallLeavesNoConnectionOpen(t *testing.T) {
+	s, _ := newService(t, Options{})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return friendly() }, nil)
+	var mu sync.Mutex
+	open := map[string]bool{}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch st {
+		case http.StateNew:
+			open[c.RemoteAddr().String()] = true
+		case http.StateClosed, http.StateHijacked:
+			delete(open, c.RemoteAddr().String())
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	v := save(t, s, Input{Name: "Friendly", URL: srv.URL, Enabled: true})
+	if r := s.call(context.Background(), v.ID, "echo", json.RawMessage(`{"message":"hi"}`)); r.Failed {
+		t.Fatalf("call: %+v", r)
+	}
+	// The transport would close idle connections after 60 s on its own.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(open)
+		mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections still open after the call and the refresh", n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

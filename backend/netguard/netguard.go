@@ -307,6 +307,14 @@ func (t guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.rt.RoundTrip(req)
 }
 
+// CloseIdleConnections closes the wrapped transport's idle connections
+// (http.Client.CloseIdleConnections reaches a transport only through it).
+func (t guardedTransport) CloseIdleConnections() {
+	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // Resolve looks host up and checks every address it resolves to, for a
 // settings form that wants to say "this address is not allowed" before
 // saving. The dialer checks again on every connection.
