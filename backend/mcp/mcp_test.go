@@ -233,9 +233,11 @@ func TestGroupsLimitWhoMayUse(t *testing.T) {
 
 func TestHostileServerIsContained(t *testing.T) {
 	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
 	s, _ := newService(t, Options{CallTimeout: 2 * time.Second})
 	srv := serve(t, hostile(release))
+	// Registered after serve, so it runs before the server's Close (which
+	// waits for handlers, one of which may wait for release).
+	t.Cleanup(func() { close(release) })
 	v := save(t, s, Input{Name: "Evil <b>Corp</b>", Slug: "evil", URL: srv.URL, Enabled: true})
 	if v.RefreshError != "" {
 		t.Fatalf("refresh: %s", v.RefreshError)
