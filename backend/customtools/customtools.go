@@ -426,10 +426,15 @@ type Request struct {
 	URL     string               `json:"url"`
 	Headers []store.CustomHeader `json:"headers"`
 	Body    string               `json:"body"`
-	// secretHeaders are the headers holding the secret, dropped when a
-	// redirect leaves the origin.
+	// secretHeaders are the headers holding the secret, or any written
+	// header but plainHeaders (a key written as it is, not through
+	// {{secret}}), dropped when a redirect leaves the origin.
 	secretHeaders []string
 }
+
+// plainHeaders are the written headers that say nothing about the caller
+// and so follow a redirect to another origin.
+var plainHeaders = []string{"accept", "accept-language", "content-type", "user-agent"}
 
 // build fills a tool's templates with v. The URL's target is checked
 // again here, whatever was checked at save.
@@ -452,7 +457,7 @@ func build(t store.CustomTool, v values) (Request, error) {
 	}
 	for _, h := range t.Headers {
 		r.Headers = append(r.Headers, store.CustomHeader{Name: h.Name, Value: headerSafe(v.fill(h.Value, headerSafe))})
-		if slices.Contains(holes(h.Value), SecretHole) {
+		if slices.Contains(holes(h.Value), SecretHole) || !slices.Contains(plainHeaders, strings.ToLower(h.Name)) {
 			r.secretHeaders = append(r.secretHeaders, h.Name)
 		}
 	}
@@ -466,6 +471,8 @@ func build(t store.CustomTool, v values) (Request, error) {
 			}
 		case bodyForm:
 			r.Body = v.fill(t.Body, escapeStrict)
+		case bodyXML:
+			r.Body = v.fill(t.Body, escapeXML)
 		default:
 			r.Body = v.fill(t.Body, func(s string) string { return s })
 			if ct == "" {
@@ -557,6 +564,8 @@ func (s *Service) call(ctx context.Context, t store.CustomTool, arguments json.R
 	if secret != "" {
 		a.Text = redact(a.Text, secret)
 		a.Error = redact(a.Error, secret)
+		a.StatusText = redact(a.StatusText, secret) // the reason phrase is the server's too
+		a.Type = redact(a.Type, secret)
 	}
 	return shown, a
 }
@@ -617,7 +626,8 @@ func (s *Service) send(ctx context.Context, r Request) Answer {
 // control characters gone, cut at MaxChars.
 func (s *Service) text(data []byte, ct string, truncated bool) (string, bool) {
 	var pretty bytes.Buffer
-	if !truncated && json.Valid(data) && json.Indent(&pretty, data, "", "  ") == nil {
+	if !truncated && json.Valid(data) && indentedSize(data) <= 4*s.opt.MaxBytes &&
+		json.Indent(&pretty, data, "", "  ") == nil {
 		data = pretty.Bytes()
 	}
 	text := strings.Map(func(r rune) rune {
@@ -633,6 +643,42 @@ func (s *Service) text(data []byte, ct string, truncated bool) (string, bool) {
 		text, truncated = string([]rune(text)[:s.opt.MaxChars]), true
 	}
 	return text, truncated
+}
+
+// indentedSize bounds the size of data indented by json.Indent with two
+// spaces: every bracket and comma starts a line as deep as its nesting.
+// A hostile server's 256 KB of arrays nested thousands deep would
+// otherwise indent to gigabytes (each of its lines thousands of spaces).
+func indentedSize(data []byte) int64 {
+	n := int64(len(data))
+	depth := int64(0)
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			n += 1 + 2*depth
+		case c == '}' || c == ']':
+			depth--
+			n += 1 + 2*depth
+		case c == ',':
+			n += 1 + 2*depth
+		case c == ':':
+			n++
+		}
+	}
+	return n
 }
 
 // isText reports whether an answer can be read as text: a text type, JSON

@@ -3,6 +3,7 @@ package customtools
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"io"
 	"log/slog"
@@ -183,6 +184,25 @@ func TestEscapingPositions(t *testing.T) {
 	reqs = got.all()
 	if vals, _ := url.ParseQuery(reqs[len(reqs)-1].Body); vals.Get("a") != "1&fixed=2" || len(vals["fixed"]) != 1 || vals.Get("fixed") != "1" {
 		t.Errorf("form body %q", reqs[len(reqs)-1].Body)
+	}
+
+	// An XML body: a value is text, it cannot close its element or add one.
+	xmlTool := save(t, s, Input{Name: "xml", Method: "POST",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`),
+		URL:        srv.URL + "/xml", Headers: []store.CustomHeader{{Name: "Content-Type", Value: "application/xml"}},
+		Body: `<order><item note="{{a}}">{{a}}</item><paid>0</paid></order>`})
+	try(t, s, xmlTool.ID, `{"a":"x</item><paid>1</paid><item a=\"'&"}`)
+	reqs = got.all()
+	var order struct {
+		Items []struct {
+			Note string `xml:"note,attr"`
+			Text string `xml:",chardata"`
+		} `xml:"item"`
+		Paid []string `xml:"paid"`
+	}
+	if err := xml.Unmarshal([]byte(reqs[len(reqs)-1].Body), &order); err != nil || len(order.Items) != 1 || len(order.Paid) != 1 ||
+		order.Paid[0] != "0" || order.Items[0].Text != `x</item><paid>1</paid><item a="'&` || order.Items[0].Note != order.Items[0].Text {
+		t.Errorf("xml body %q read as %+v (%v)", reqs[len(reqs)-1].Body, order, err)
 	}
 }
 
@@ -391,7 +411,7 @@ func TestSecretStaysWithItsOrigin(t *testing.T) {
 	}
 	r := try(t, s, away.ID, `{}`)
 	for _, q := range otherGot.all() {
-		if strings.Contains(q.Header.Get("Authorization")+q.Header.Get("X-Api-Key")+q.RequestURI, secret) {
+		if strings.Contains(q.Header.Get("Authorization")+q.Header.Get("X-Api-Key")+q.Header.Get("Referer")+q.RequestURI, secret) {
 			t.Errorf("the secret reached the other origin: %v %s", q.Header, q.RequestURI)
 		}
 	}
@@ -557,5 +577,61 @@ func TestPlainErrorsHoldNoURL(t *testing.T) {
 	err := &url.Error{Op: "Get", URL: "https://example.com/?key=SECRET", Err: errors.New("connection refused")}
 	if got := plain(context.Background(), err); strings.Contains(got, "SECRET") {
 		t.Errorf("%q", got)
+	}
+}
+
+// A key written into a header as it is (not through {{secret}}) is a
+// secret too: only the headers that say nothing about the caller follow a
+// redirect to another origin.
+func TestWrittenHeadersStayWithTheirOrigin(t *testing.T) {
+	other, otherGot := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("ok"))
+	})
+	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/landing", http.StatusTemporaryRedirect)
+	})
+	s, _ := newService(t, loopback)
+	v := save(t, s, Input{Name: "written", Method: "GET", URL: srv.URL + "/away",
+		Headers: []store.CustomHeader{{Name: "X-Api-Key", Value: "written-key-123"}, {Name: "Accept", Value: "text/plain"}}})
+	if r := try(t, s, v.ID, `{}`); r.Failed {
+		t.Fatalf("try: %+v", r)
+	}
+	all := otherGot.all()
+	if len(all) != 1 {
+		t.Fatalf("the other origin got %d requests", len(all))
+	}
+	if k := all[0].Header.Get("X-Api-Key"); k != "" {
+		t.Errorf("the other origin received the written key %q", k)
+	}
+	if a := all[0].Header.Get("Accept"); a != "text/plain" {
+		t.Errorf("Accept was dropped: %q", a)
+	}
+}
+
+// A server echoing the secret in its status line or content type does not
+// hand it to the model or the page either.
+func TestSecretRedactedFromTheStatusLine(t *testing.T) {
+	const secret = "tok-STATUS-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 401 bad key " + r.Header.Get("X-Api-Key") + "\r\nContent-Type: text/plain; key=" +
+			r.Header.Get("X-Api-Key") + "\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno")
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	s, _ := newService(t, loopback)
+	v := save(t, s, Input{Name: "status", URL: srv.URL + "/", Secret: str(secret),
+		Headers: []store.CustomHeader{{Name: "X-Api-Key", Value: "{{secret}}"}}})
+	r := try(t, s, v.ID, `{}`)
+	if !r.Failed || r.Answer.Status != 401 {
+		t.Fatalf("try: %+v", r)
+	}
+	if b, _ := json.Marshal(r); strings.Contains(string(b), "0123456789") {
+		t.Errorf("the secret came back: %s", b)
 	}
 }

@@ -233,6 +233,9 @@ func originOf(s string) string {
 	return origin(u)
 }
 
+// escapeXML escapes a value for XML or HTML text and attribute values.
+var escapeXML = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace
+
 // bodyKind is how a body template's holes are escaped.
 type bodyKind int
 
@@ -240,6 +243,7 @@ const (
 	bodyText bodyKind = iota
 	bodyJSON
 	bodyForm
+	bodyXML
 )
 
 // kindOf decides from the Content-Type header (or, without one, the body's
@@ -251,6 +255,9 @@ func kindOf(contentType, body string) bodyKind {
 		return bodyJSON
 	case strings.Contains(ct, "x-www-form-urlencoded"):
 		return bodyForm
+	case strings.Contains(ct, "xml") || strings.Contains(ct, "html"):
+		// A value must not close the element it fills or open another.
+		return bodyXML
 	case ct == "":
 		if t := strings.TrimSpace(body); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 			return bodyJSON

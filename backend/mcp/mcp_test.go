@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -232,9 +233,11 @@ func TestGroupsLimitWhoMayUse(t *testing.T) {
 
 func TestHostileServerIsContained(t *testing.T) {
 	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
 	s, _ := newService(t, Options{CallTimeout: 2 * time.Second})
 	srv := serve(t, hostile(release))
+	// Registered after serve, so it runs before the server's Close (which
+	// waits for handlers, one of which may wait for release).
+	t.Cleanup(func() { close(release) })
 	v := save(t, s, Input{Name: "Evil <b>Corp</b>", Slug: "evil", URL: srv.URL, Enabled: true})
 	if v.RefreshError != "" {
 		t.Fatalf("refresh: %s", v.RefreshError)
@@ -449,5 +452,86 @@ func TestErrorsLeaveTheQueryOut(t *testing.T) {
 	got := withoutQuery(`Post "http://h/mcp?key=abc": refused`, "http://h/mcp?key=abc")
 	if strings.Contains(got, "abc") {
 		t.Errorf("%q", got)
+	}
+}
+
+// A server that answers with an endless body is cut off at maxResponse:
+// the SDK reads a JSON answer whole into memory.
+func TestEndlessAnswerIsCut(t *testing.T) {
+	s, _ := newService(t, Options{ListTimeout: 2 * time.Minute, CallTimeout: 2 * time.Minute})
+	const total = 128 << 20
+	var mu sync.Mutex
+	written := 0
+	flood := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(strings.Repeat(" ", 1<<20))
+		for range total / len(chunk) {
+			n, err := w.Write(chunk)
+			mu.Lock()
+			written += n
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(flood.Close)
+	v := save(t, s, Input{Name: "Flood", URL: flood.URL, Enabled: true})
+	if v.RefreshError == "" {
+		t.Errorf("refresh of an endless answer succeeded")
+	}
+	r := s.call(context.Background(), v.ID, "anything", nil)
+	if !r.Failed {
+		t.Errorf("call: %+v", r)
+	}
+	flood.CloseClientConnections()
+	mu.Lock()
+	defer mu.Unlock()
+	if written >= 64<<20 {
+		t.Errorf("the client read %d MB of an endless answer", written>>20)
+	}
+}
+
+// A call's connections are closed when the call ends, not left idle in a
+// transport nobody uses again (each call builds its own client).
+func TestCallLeavesNoConnectionOpen(t *testing.T) {
+	s, _ := newService(t, Options{})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return friendly() }, nil)
+	var mu sync.Mutex
+	open := map[string]bool{}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch st {
+		case http.StateNew:
+			open[c.RemoteAddr().String()] = true
+		case http.StateClosed, http.StateHijacked:
+			delete(open, c.RemoteAddr().String())
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	v := save(t, s, Input{Name: "Friendly", URL: srv.URL, Enabled: true})
+	if r := s.call(context.Background(), v.ID, "echo", json.RawMessage(`{"message":"hi"}`)); r.Failed {
+		t.Fatalf("call: %+v", r)
+	}
+	// The transport would close idle connections after 60 s on its own.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(open)
+		mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections still open after the call and the refresh", n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,23 +46,61 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set("Authorization", "Bearer "+t.token)
 		}
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxResponse}
+	}
+	return resp, err
 }
 
-// session opens a session with the server (initialize); the caller closes
-// it. ctx bounds every request of the session.
-func (s *Service) session(ctx context.Context, row store.MCPServer, limit time.Duration) (*sdk.ClientSession, error) {
+// maxResponse bounds one HTTP answer of a server, an SSE stream's events
+// together: the SDK reads a JSON answer whole into memory, so a server
+// streaming for its whole time limit would otherwise fill it.
+const maxResponse = 16 << 20
+
+// errTooLarge ends an answer past maxResponse.
+var errTooLarge = fmt.Errorf("its answer is larger than %d MB", maxResponse>>20)
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// CloseIdleConnections closes the base transport's idle connections.
+func (t headerTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// session opens a session with the server (initialize); the caller calls
+// end, which closes it and its connections (each session has a client of
+// its own, whose idle connections would otherwise stay open for a
+// minute). ctx bounds every request of the session.
+func (s *Service) session(ctx context.Context, row store.MCPServer, limit time.Duration) (cs *sdk.ClientSession, end func(), err error) {
 	sec, err := s.secret(row)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	g, err := s.guard(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	u, err := url.Parse(row.URL)
 	if err != nil {
-		return nil, fmt.Errorf("the server's address cannot be read")
+		return nil, nil, fmt.Errorf("the server's address cannot be read")
 	}
 	var secretHeaders []string
 	for k := range sec.Headers {
@@ -70,7 +109,7 @@ func (s *Service) session(ctx context.Context, row store.MCPServer, limit time.D
 	hc := g.Client(netguard.Options{HeaderTimeout: limit, MaxRedirects: 3, SecretHeaders: secretHeaders})
 	hc.Transport = headerTransport{base: hc.Transport, origin: originOf(u), token: sec.Token, headers: sec.Headers}
 	client := sdk.NewClient(&sdk.Implementation{Name: "lembas", Version: s.opt.Version}, nil)
-	return client.Connect(ctx, &sdk.StreamableClientTransport{
+	cs, err = client.Connect(ctx, &sdk.StreamableClientTransport{
 		Endpoint:   row.URL,
 		HTTPClient: hc,
 		// One request and its answer is all a call needs: no standing
@@ -78,6 +117,11 @@ func (s *Service) session(ctx context.Context, row store.MCPServer, limit time.D
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}, nil)
+	if err != nil {
+		hc.CloseIdleConnections()
+		return nil, nil, err
+	}
+	return cs, func() { cs.Close(); hc.CloseIdleConnections() }, nil
 }
 
 // plain turns a session's error into a sentence for the model and the
@@ -113,11 +157,11 @@ func withoutQuery(msg, raw string) string {
 func (s *Service) listTools(ctx context.Context, row store.MCPServer) ([]Discovered, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opt.ListTimeout)
 	defer cancel()
-	cs, err := s.session(ctx, row, s.opt.ListTimeout)
+	cs, end, err := s.session(ctx, row, s.opt.ListTimeout)
 	if err != nil {
 		return nil, s.plain(ctx, row, err, s.opt.ListTimeout)
 	}
-	defer cs.Close()
+	defer end()
 	out := []Discovered{}
 	seen := map[string]bool{}
 	size := 0
@@ -170,12 +214,12 @@ func (s *Service) call(ctx context.Context, id int64, name string, args json.Raw
 	// transport ignored it still returns at the limit.
 	done := make(chan outcome, 1)
 	go func() {
-		cs, err := s.session(ctx, row, limit)
+		cs, end, err := s.session(ctx, row, limit)
 		if err != nil {
 			done <- outcome{err: err}
 			return
 		}
-		defer cs.Close()
+		defer end()
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: arguments})
 		done <- outcome{res, err}
 	}()

@@ -199,7 +199,9 @@ type Options struct {
 // alwaysSecret are the headers dropped on every cross-origin hop. Go's
 // client drops them only when the host is neither the same nor a
 // subdomain; a hop to another port or from https to http keeps them.
-var alwaysSecret = []string{"Authorization", "Cookie", "Proxy-Authorization"}
+// Referer is among them: Go's client sets it to the previous URL, whose
+// query may hold a secret (a custom tool's ?key={{secret}}).
+var alwaysSecret = []string{"Authorization", "Cookie", "Proxy-Authorization", "Referer"}
 
 func origin(u *url.URL) string {
 	port := u.Port()
@@ -303,6 +305,14 @@ func (t guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return t.rt.RoundTrip(req)
+}
+
+// CloseIdleConnections closes the wrapped transport's idle connections
+// (http.Client.CloseIdleConnections reaches a transport only through it).
+func (t guardedTransport) CloseIdleConnections() {
+	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // Resolve looks host up and checks every address it resolves to, for a

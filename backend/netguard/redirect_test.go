@@ -127,3 +127,41 @@ func TestSecretHeadersDroppedAcrossOrigins(t *testing.T) {
 		t.Errorf("a same-origin hop lost the secrets: %+v", sameOrigin)
 	}
 }
+
+// Go's client sends the previous URL as Referer on a redirect: a secret in
+// the first URL's query (a custom tool's ?key={{secret}}) would reach the
+// other origin in it. A cross-origin hop carries no Referer; a same-origin
+// one keeps Go's.
+func TestRefererDroppedAcrossOrigins(t *testing.T) {
+	var got string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Referer")
+	}))
+	defer other.Close()
+	var sameOrigin string
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, "/landing", http.StatusFound)
+		case "/landing":
+			sameOrigin = r.Header.Get("Referer")
+		}
+	}))
+	defer first.Close()
+	c := loopbackGuard().Client(Options{})
+	for _, path := range []string{"/away?key=sk-secret", "/here?key=sk-secret"} {
+		resp, err := c.Get(first.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+	}
+	if got != "" {
+		t.Errorf("the other origin received Referer %q", got)
+	}
+	if !strings.Contains(sameOrigin, "/here") {
+		t.Errorf("a same-origin hop's Referer = %q, want Go's (the previous URL)", sameOrigin)
+	}
+}

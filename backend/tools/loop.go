@@ -18,6 +18,12 @@ import (
 // Parallel is how many of a round's calls run at once.
 const Parallel = 4
 
+// MaxCalls is how many of a round's calls run; the rest get an error
+// result (every call needs its tool turn). A model, or a page it read,
+// asking for hundreds of fetches in one round would otherwise have them
+// all made.
+const MaxCalls = 16
+
 // LimitNotice ends a reply whose model still called tools in the request
 // sent without them (the round limit was reached).
 const LimitNotice = "The reply reached the limit of tool rounds."
@@ -97,7 +103,7 @@ func (l *Loop) run(ctx context.Context, out *generation.Output, calls []llm.Tool
 	caller := out.Caller()
 	results := make([]Result, len(calls))
 	var lines []string
-	for _, c := range calls {
+	for _, c := range calls[:min(len(calls), MaxCalls)] {
 		if t, ok := l.Tools.Lookup(c.Name); ok && t.Activity != nil {
 			if a := activity(t, json.RawMessage(c.Arguments)); a != "" && !slices.Contains(lines, a) {
 				lines = append(lines, a)
@@ -113,6 +119,10 @@ func (l *Loop) run(ctx context.Context, out *generation.Output, calls []llm.Tool
 	sem := make(chan struct{}, Parallel)
 	var wg sync.WaitGroup
 	for i, c := range calls {
+		if i >= MaxCalls {
+			results[i] = Result{Text: fmt.Sprintf("Not run: at most %d tool calls run in one round.", MaxCalls), Failed: true}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

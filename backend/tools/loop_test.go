@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -435,5 +436,39 @@ func TestLlamaCaptureDrivesTheLoop(t *testing.T) {
 	}
 	if m.Content == "" {
 		t.Error("no answer after the tool")
+	}
+}
+
+// A round of more than MaxCalls calls runs the first MaxCalls; every
+// other call gets its tool turn, an error result, and is never run.
+func TestCallsPerRoundAreBounded(t *testing.T) {
+	e := newEnv(t)
+	var ran atomic.Int64
+	s := fakellm.NewStream()
+	const n = MaxCalls + 40
+	for i := range n {
+		s = s.ToolCall(i, fmt.Sprintf("c%d", i), "echo", fmt.Sprintf(`{"q":"%d"}`, i))
+	}
+	e.llm.Enqueue(s.Finish("tool_calls").Reply(), fakellm.Stream("Done."))
+	e.start(t, e.loop(NewToolSet(echo("echo", func(context.Context, string) { ran.Add(1) })), 0))
+	m := e.finished(t)
+	if ran.Load() != MaxCalls {
+		t.Errorf("ran %d calls, want %d", ran.Load(), MaxCalls)
+	}
+	msgs := messages(t, e.llm.Requests()[1])
+	var turns, refused int
+	for _, msg := range msgs {
+		if msg["role"] == "tool" {
+			turns++
+			if strings.HasPrefix(msg["content"].(string), "Not run") {
+				refused++
+			}
+		}
+	}
+	if turns != n || refused != n-MaxCalls {
+		t.Errorf("tool turns %d (want %d), refused %d (want %d)", turns, n, refused, n-MaxCalls)
+	}
+	if got := len(m.Parts()); got != 2*n+1 {
+		t.Errorf("%d parts, want %d", got, 2*n+1)
 	}
 }
