@@ -184,7 +184,7 @@ export function WebSettings() {
             hint="At most this many results go to the model for each search (1 to 20)." />
           <${Field} id="web-allow" label="Allowed network ranges" as="textarea" inputClass="mono" rows="3" value=${draft.allow}
             spellcheck="false" placeholder="192.168.1.20/32" onValue=${(v) => set({ allow: v })}
-            hint="Web search and page reading never reach this server's own network (loopback, private and link-local addresses) unless the range is listed here, one per line, such as 192.168.1.0/24 or a single address. A SearXNG at home needs its range. Ranges wider than /8 and the cloud metadata address are refused." />
+            hint="No tool — web search, page reading, custom tools, MCP servers — reaches this server's own network (loopback, private and link-local addresses) unless the range is listed here, one per line, such as 192.168.1.0/24 or a single address. A SearXNG at home needs its range. Ranges wider than /8 and the cloud metadata address are refused." />
           <${FormError} error=${error} id="web-settings-error" />
         </div>
         <div class="card-actions">
