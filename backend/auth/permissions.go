@@ -49,11 +49,18 @@ const (
 	// ToolsMCP: replies may use the tools of remote MCP servers an
 	// administrator added (each may narrow who uses it further).
 	ToolsMCP Permission = "tools.mcp"
+	// LibraryUse: keep a library (knowledge bases, notes, memories,
+	// skills) and let replies use it. It never gives access to anyone
+	// else's items; only sharing does.
+	LibraryUse Permission = "library.use"
+	// LibraryShare: share one's own knowledge bases, notes and skills with
+	// other people or groups, for reading.
+	LibraryShare Permission = "library.share"
 )
 
 // AllPermissions lists every permission, in the order an admin page shows
 // them.
-var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, ToolsWebSearch, ToolsFetch, ToolsCustom, ToolsMCP, ModelsViewAll, ConnectionsManage}
+var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, LibraryUse, LibraryShare, ToolsWebSearch, ToolsFetch, ToolsCustom, ToolsMCP, ModelsViewAll, ConnectionsManage}
 
 // Info is a permission as an admin page shows it.
 type Info struct {
@@ -68,6 +75,8 @@ func Describe() []Info {
 		{ChatCreate, "Start chats", "Start chats and send messages. Without it a user can only read their existing chats."},
 		{ChatParams, "Tune chats", "Set a chat's system prompt and sampling parameters instead of the model's defaults."},
 		{FilesUpload, "Attach files", "Attach files and images to messages."},
+		{LibraryUse, "Use the library", "Keep knowledge bases, notes, memories and skills, and let replies use them."},
+		{LibraryShare, "Share from the library", "Share one's own knowledge bases, notes and skills with other people and groups, for reading."},
 		{ToolsWebSearch, "Search the web", "Let replies search the web, when an administrator has turned web search on."},
 		{ToolsFetch, "Read web pages", "Let replies read web pages, when an administrator has turned page reading on."},
 		{ToolsCustom, "Use custom tools", "Let replies use the custom HTTP tools an administrator defined, when custom tools are on."},
@@ -82,7 +91,7 @@ func Describe() []Info {
 // the instance's switches (off until an administrator turns a family on)
 // are what decides whether they exist at all: turning web search on
 // gives it to everyone, as the earlier version did.
-var DefaultBaseline = []Permission{ChatCreate, ChatParams, FilesUpload, ToolsWebSearch, ToolsFetch, ToolsCustom, ToolsMCP}
+var DefaultBaseline = []Permission{ChatCreate, ChatParams, FilesUpload, LibraryUse, LibraryShare, ToolsWebSearch, ToolsFetch, ToolsCustom, ToolsMCP}
 
 // SettingBaseline is the instance setting holding the baseline, a JSON
 // list of permission names.

@@ -38,6 +38,7 @@ import (
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/library"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/mcp"
 	"github.com/llembas/lembas/backend/netguard"
@@ -144,6 +145,8 @@ type Core struct {
 	CustomTools *customtools.Service
 	// MCP is the remote MCP servers whose tools replies may call.
 	MCP *mcp.Service
+	// Library is the people's knowledge bases, notes, memories and skills.
+	Library *library.Service
 	// Prompts is the harness: fragments, overrides, the text a reply gets.
 	Prompts *prompts.Service
 	// Drops shelves files dropped onto the desktop window until the
@@ -297,6 +300,7 @@ func (c *Core) open(ctx context.Context) error {
 	}
 	c.MCP = mcp.New(db, c.Secrets, c.Web.Guard, c.Log, mcpOpt)
 	c.Tools.AddSource(c.MCP)
+	c.Library = library.New(db, c.Files, c.Log)
 	c.Prompts = prompts.New(db, c.opt.Now)
 	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
 		Tools: c.Tools, Prompts: c.Prompts})

@@ -31,3 +31,18 @@ type SessionID string
 // AttachmentID identifies an uploaded file (an attachment of a message, or
 // an upload not yet sent).
 type AttachmentID int64
+
+// BaseID identifies a knowledge base.
+type BaseID int64
+
+// DocumentID identifies a document in a knowledge base.
+type DocumentID int64
+
+// NoteID identifies a note.
+type NoteID int64
+
+// MemoryID identifies one memory.
+type MemoryID int64
+
+// SkillID identifies a skill.
+type SkillID int64

@@ -147,6 +147,10 @@ var Current = Schema{
 				{Name: "deleted_at", Type: "INTEGER"},
 				// tools_off: the chat's replies are offered no tools.
 				{Name: "tools_off", Type: "INTEGER NOT NULL DEFAULT 0"},
+				// knowledge_scoped: the chat's knowledge search is limited
+				// to the bases in chat_knowledge_bases (even when none of
+				// them is left).
+				{Name: "knowledge_scoped", Type: "INTEGER NOT NULL DEFAULT 0"},
 			},
 			Indexes: []Index{
 				{Name: "chats_user_updated", On: "chats(user_id, deleted_at, updated_at)"},
@@ -376,11 +380,150 @@ var Current = Schema{
 			},
 			Indexes: []Index{{Name: "mcp_servers_slug", On: "mcp_servers(slug)", Unique: true}},
 		},
+		{
+			// knowledge_bases hold documents; a base, never a document, is
+			// what is shared (library_shares), so "who can see this?" is
+			// answered by one row per base, not by checking every file.
+			Name: "knowledge_bases",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "owner_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "name", Type: "TEXT NOT NULL"},
+				{Name: "description", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "knowledge_bases_owner", On: "knowledge_bases(owner_id)"}},
+		},
+		{
+			// documents are files a person filed into a knowledge base,
+			// through the attachment pipeline (typed by bytes, text
+			// extracted once). The bytes live in <data dir>/files under
+			// storage_name like an attachment's; text is the whole
+			// extracted text, split into document_chunks for search.
+			Name: "documents",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "base_id", Type: "INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE"},
+				{Name: "owner_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "kind", Type: "TEXT NOT NULL"},
+				{Name: "mime", Type: "TEXT NOT NULL"},
+				{Name: "display_name", Type: "TEXT NOT NULL"},
+				{Name: "storage_name", Type: "TEXT NOT NULL"},
+				{Name: "size", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "text", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "note", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{
+				{Name: "documents_base", On: "documents(base_id)"},
+				{Name: "documents_owner", On: "documents(owner_id)"},
+			},
+		},
+		{
+			// document_chunks are a document's text in pieces of about a
+			// thousand characters, the unit knowledge search ranks and
+			// returns (document_chunks_fts). base_id is the document's,
+			// copied so a search filters on visible bases without a join.
+			Name: "document_chunks",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "document_id", Type: "INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE"},
+				{Name: "base_id", Type: "INTEGER NOT NULL"},
+				{Name: "seq", Type: "INTEGER NOT NULL"},
+				{Name: "text", Type: "TEXT NOT NULL"},
+			},
+			Indexes: []Index{
+				{Name: "document_chunks_document", On: "document_chunks(document_id, seq)"},
+				{Name: "document_chunks_base", On: "document_chunks(base_id)"},
+			},
+		},
+		{
+			// notes are Markdown written by the model (notes_write) or by
+			// their owner on the Notes page; searched, never injected whole.
+			Name: "notes",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "owner_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "title", Type: "TEXT NOT NULL"},
+				{Name: "body", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "notes_owner", On: "notes(owner_id, updated_at)"}},
+		},
+		{
+			// memories are short facts about their owner, injected whole
+			// into every request (so each is capped short and their total
+			// is capped); never shared.
+			Name: "memories",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "owner_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "text", Type: "TEXT NOT NULL"},
+				{Name: "source", Type: "TEXT NOT NULL DEFAULT 'person'"}, // person | model
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "memories_owner", On: "memories(owner_id)"}},
+		},
+		{
+			// skills are named instructions: only their name and one-line
+			// description are injected (an index); the body is read by the
+			// skill_read tool when the model decides it needs it.
+			Name: "skills",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "owner_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "name", Type: "TEXT NOT NULL"},
+				{Name: "description", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "body", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "skills_owner_name", On: "skills(owner_id, name COLLATE NOCASE)", Unique: true}},
+		},
+		{
+			// library_shares grant reading one library item (kind: base,
+			// note or skill) to a person or a group; exactly one of
+			// user_id and group_id is set. Sharing never grants writing,
+			// and administrators get nothing here they were not given
+			// (store.Visible is the one rule).
+			Name: "library_shares",
+			Columns: []Column{
+				{Name: "kind", Type: "TEXT NOT NULL"},
+				{Name: "item_id", Type: "INTEGER NOT NULL"},
+				{Name: "user_id", Type: "INTEGER REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "group_id", Type: "INTEGER REFERENCES groups(id) ON DELETE CASCADE"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{
+				{Name: "library_shares_item", On: "library_shares(kind, item_id)"},
+				{Name: "library_shares_user", On: "library_shares(user_id)"},
+				{Name: "library_shares_group", On: "library_shares(group_id)"},
+			},
+		},
+		{
+			// chat_knowledge_bases scope a chat's knowledge search to some
+			// bases. chats.knowledge_scoped says a scope was chosen: a
+			// scoped chat whose bases are all gone searches nothing, never
+			// everything (no rows and not scoped = everything visible).
+			Name: "chat_knowledge_bases",
+			Columns: []Column{
+				{Name: "chat_id", Type: "INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE"},
+				{Name: "base_id", Type: "INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE"},
+			},
+			Constraints: []string{"PRIMARY KEY (chat_id, base_id)"},
+			Indexes:     []Index{{Name: "chat_knowledge_bases_base", On: "chat_knowledge_bases(base_id)"}},
+		},
 	},
 	FTS: []FTS{
 		{Name: "messages_fts", Table: "messages", RowID: "id", Columns: []string{"content"},
 			When: "status != 'streaming'", Options: "tokenize='unicode61 remove_diacritics 2'"},
 		{Name: "chats_fts", Table: "chats", RowID: "id", Columns: []string{"title"},
+			Options: "tokenize='unicode61 remove_diacritics 2'"},
+		{Name: "document_chunks_fts", Table: "document_chunks", RowID: "id", Columns: []string{"text"},
+			Options: "tokenize='unicode61 remove_diacritics 2'"},
+		{Name: "notes_fts", Table: "notes", RowID: "id", Columns: []string{"title", "body"},
 			Options: "tokenize='unicode61 remove_diacritics 2'"},
 	},
 }
