@@ -84,6 +84,7 @@ const SHELL = [
   '/js/core/transport.js',
   '/js/core/ui.js',
   '/js/core/vnodes.js',
+  '/js/library/inchat.js',
   '/js/settings/connections.js',
   '/js/settings/models.js',
   '/js/settings/settings.js',
