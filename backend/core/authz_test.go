@@ -878,6 +878,11 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			}
 			for _, s := range slots {
 				vals := got[s.path]
+				if strings.Contains(s.path, "[]") {
+					// In a list of one-of entries (a grantee is a person or
+					// a group) the other kind's field is zero.
+					vals = slices.DeleteFunc(slices.Clone(vals), func(v any) bool { return v == int64(0) || v == "" })
+				}
 				if len(vals) == 0 {
 					t.Errorf("authzCalls[%s] leaves the id slot %s (%s) empty: fill it from the ids it is given", m.Name, s.path, s.typ.Name())
 				}
