@@ -313,7 +313,7 @@ function BaseDetail({ base, onChanged, onDeleted, onClose, ShareButton }) {
         ${base.mine ? html`
           <div class=${'kb-drop' + (dragging ? ' is-dragging' : '')} id="kb-drop"
             onDragOver=${onDragOver} onDragLeave=${() => setDragging(false)} onDrop=${onDrop}>
-            <input type="file" multiple class="visually-hidden" tabindex="-1" aria-hidden="true" ref=${picker} id="kb-file"
+            <input type="file" multiple class="visually-hidden" tabindex="-1" aria-hidden="true" aria-label="Add documents" ref=${picker} id="kb-file"
               accept=".pdf,.txt,.md,.markdown,.csv,.json,.html,.xml,.yaml,.yml,text/*,application/pdf"
               onChange=${(e) => { add([...e.currentTarget.files]); e.currentTarget.value = ''; }} />
             <button type="button" class="btn" id="kb-upload" onClick=${() => picker.current && picker.current.click()}>
