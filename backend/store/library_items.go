@@ -390,10 +390,33 @@ func (db *DB) SkillByID(ctx context.Context, user ids.UserID, id ids.SkillID) (S
 	return skillWhere(ctx, db.r, user, `k.id = ?`, id)
 }
 
-// SkillByName returns the skill named name (in any letter case) that user
-// can see: their own if they have one, else the oldest shared with them.
+// SkillByName returns the skill named name (in any letter case, Unicode
+// folded) that user can see: their own if they have one, else the oldest
+// shared with them. SQLite's NOCASE folds ASCII only, so the names are
+// compared here; a person sees tens of skills, not thousands.
 func (db *DB) SkillByName(ctx context.Context, user ids.UserID, name string) (Skill, error) {
-	return skillWhere(ctx, db.r, user, `k.name = ? COLLATE NOCASE ORDER BY k.owner_id != ?, k.id LIMIT 1`, name, user)
+	cond, args := Visible(KindSkill, "k", user)
+	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.name FROM skills k WHERE `+cond+`
+		ORDER BY k.owner_id != ?, k.id`, append(args, user)...)
+	if err != nil {
+		return Skill{}, fmt.Errorf("find skill %q: %w", name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id ids.SkillID
+		var n string
+		if err := rows.Scan(&id, &n); err != nil {
+			return Skill{}, fmt.Errorf("find skill %q: %w", name, err)
+		}
+		if strings.EqualFold(n, name) {
+			rows.Close()
+			return db.SkillByID(ctx, user, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Skill{}, fmt.Errorf("find skill %q: %w", name, err)
+	}
+	return Skill{}, fmt.Errorf("skill %q: %w", name, ErrNotFound)
 }
 
 // skillWhere reads the first visible skill matching where (which may end in
@@ -412,14 +435,26 @@ func skillWhere(ctx context.Context, q queryRower, user ids.UserID, where string
 	return k, nil
 }
 
+// skillNameFree is ErrConflict when owner has another skill (not except)
+// called name in any letter case. The unique index folds ASCII only; this
+// folds Unicode too (Écrire and écrire are one name).
 func skillNameFree(ctx context.Context, tx *sql.Tx, owner ids.UserID, name string, except ids.SkillID) error {
-	var taken bool
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM skills WHERE owner_id = ? AND name = ? COLLATE NOCASE AND id != ?)`,
-		owner, name, except).Scan(&taken); err != nil {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM skills WHERE owner_id = ? AND id != ?`, owner, except)
+	if err != nil {
 		return fmt.Errorf("check skill name: %w", err)
 	}
-	if taken {
-		return fmt.Errorf("skill %q: %w", name, ErrConflict)
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return fmt.Errorf("check skill name: %w", err)
+		}
+		if strings.EqualFold(n, name) {
+			return fmt.Errorf("skill %q: %w", name, ErrConflict)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check skill name: %w", err)
 	}
 	return nil
 }
