@@ -240,8 +240,11 @@ func TestNotesSearch(t *testing.T) {
 		}
 		return n.ID
 	}
-	inBody := mk("Garden", "The **tomato** plants need water twice a week.")
-	inTitle := mk("Tomato sauce", "Simmer for an hour with basil.")
+	// The title match is the older note and its word is rarer in it than
+	// in the other's body: only ranking with the title weighted puts it
+	// first.
+	inTitle := mk("Tomato sauce for the winter", "Simmer for an hour with basil, garlic and a little sugar; keep in jars.")
+	inBody := mk("Garden", "The **tomato** plants need water twice a week; tomato seeds.")
 	mk("Car", "Oil change in spring; the tyres are fine.")
 	mk("Words", "water plants the")
 	// bob's note never shows in ann's search.
@@ -256,7 +259,7 @@ func TestNotesSearch(t *testing.T) {
 	if len(got) != 2 || got[0].ID != inTitle || got[1].ID != inBody {
 		t.Fatalf("ranked %+v", got)
 	}
-	if got[1].Snippet != "The <mark>tomato</mark> plants need water twice a week." || got[1].Body != "" {
+	if got[1].Snippet != "The <mark>tomato</mark> plants need water twice a week; <mark>tomato</mark> seeds." || got[1].Body != "" {
 		t.Fatalf("snippet %q body %q", got[1].Snippet, got[1].Body)
 	}
 
