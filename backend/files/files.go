@@ -161,7 +161,7 @@ func quotaError(used, quota, more int64) error {
 	if more > 0 {
 		msg += fmt.Sprintf(", and this one is %s", mb(more))
 	}
-	return apperr.New(apperr.Invalid, "%s; delete chats with files you no longer need, and empty the trash, to make room", msg)
+	return apperr.New(apperr.Invalid, "%s; delete chats with files, or knowledge base documents, you no longer need, and empty the trash, to make room", msg)
 }
 
 // mb writes n bytes in MB with one decimal below 10 MB.
