@@ -93,6 +93,16 @@ func (h household) chat(t testing.TB, user ids.UserID) ids.ChatID {
 	return c.ID
 }
 
+// ftsIntegrity checks that the chunks' index still matches its table
+// (external-content triggers that delete what they did not insert corrupt
+// it).
+func ftsIntegrity(t testing.TB, db *store.DB) {
+	t.Helper()
+	if _, err := db.Write().Exec(`INSERT INTO document_chunks_fts(document_chunks_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Errorf("document_chunks_fts: %v", err)
+	}
+}
+
 func wantKind(t testing.TB, what string, err error, kind apperr.Kind, words string) {
 	t.Helper()
 	if apperr.KindOf(err) != kind {
@@ -168,6 +178,7 @@ func TestIngestTextMarkdownAndPDF(t *testing.T) {
 	if got, _ := io.ReadAll(f); !bytes.Equal(got, fixture(t, "text.pdf")) {
 		t.Error("the stored PDF is not the uploaded one")
 	}
+	ftsIntegrity(t, h.db)
 }
 
 // An image, and a PDF with no text, are refused with a sentence saying
@@ -292,6 +303,7 @@ func TestScopedChatSeesOnlyItsBases(t *testing.T) {
 	if hits, _ := h.lib.Search(ctx, h.frodo, Scope{}, "palantir", 0); len(hits) != 1 {
 		t.Errorf("unscoped search: %v", docNames(hits))
 	}
+	ftsIntegrity(t, h.db)
 	// Lifted, and refused for a base not seen or a chat not one's own.
 	if err := h.lib.SetChatScope(ctx, h.frodo, chat, Scope{}); err != nil {
 		t.Fatal(err)
@@ -454,6 +466,7 @@ func TestDeletedDocumentLeavesItsMessage(t *testing.T) {
 	if err != nil || !bytes.Equal(data, fixture(t, "text.pdf")) {
 		t.Errorf("the message's file: %d bytes, %v", len(data), err)
 	}
+	ftsIntegrity(t, h.db)
 }
 
 // An attached document keeps an attachment's share of its text, and says
