@@ -477,6 +477,9 @@ func TestAttachedDocumentTextIsCut(t *testing.T) {
 	b := h.base(t, h.frodo, "Long")
 	long := strings.Repeat("é", 300<<10) // 600 KB of two-byte runes
 	d := h.ingest(t, h.frodo, b.ID, "long.txt", []byte(long))
+	if full, err := h.lib.Document(ctx, h.frodo, d.ID); err != nil || full.Text != long || full.Note != "" {
+		t.Errorf("the document kept %d of %d bytes (note %q), %v", len(full.Text), len(long), full.Note, err)
+	}
 	a, err := h.lib.AttachDocument(ctx, h.frodo, d.ID)
 	if err != nil {
 		t.Fatal(err)
