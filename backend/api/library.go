@@ -34,13 +34,6 @@ func NewLibrary(lib *library.Service, bus events.Publisher, render *render.Rende
 	return &Library{lib: lib, bus: bus, render: render}
 }
 
-// The limits of memories, shown on the Memories page.
-const (
-	memoryMaxLength = 200
-	memoryMaxTotal  = 2000
-	memoryMaxCount  = 50
-)
-
 // noteExcerpt is how many characters of a note's body its list row shows.
 const noteExcerpt = 200
 
@@ -494,7 +487,7 @@ func (l *Library) Memories(ctx context.Context) (MemoriesView, error) {
 	if err != nil {
 		return MemoriesView{}, err
 	}
-	v := MemoriesView{On: on, Items: make([]MemoryView, 0, len(list)), MaxLength: memoryMaxLength, MaxTotal: memoryMaxTotal, MaxCount: memoryMaxCount}
+	v := MemoriesView{On: on, Items: make([]MemoryView, 0, len(list)), MaxLength: library.MaxMemory, MaxTotal: library.MaxMemoryTotal, MaxCount: library.MaxMemoryCount}
 	for _, m := range list {
 		v.Items = append(v.Items, MemoryView{ID: m.ID, Text: m.Text, Source: m.Source, CreatedAt: m.CreatedAt})
 		v.Used += len([]rune(m.Text))
