@@ -252,7 +252,9 @@ var facadeCalls = []facadeCall{
 	{"Prompts.Reset", func(*testing.T, *world) []any { return []any{"model"} }, ""},
 	{"Prompts.Preview", func(t *testing.T, w *world) []any { return []any{map[string]any{"modelId": w.model}} }, ""},
 	{"Library.Bases", noArgs, ""},
-	{"Library.CreateBase", func(*testing.T, *world) []any { return []any{map[string]any{"name": fmt.Sprintf("base-%d", seq.Add(1))}} }, ""},
+	{"Library.CreateBase", func(*testing.T, *world) []any {
+		return []any{map[string]any{"name": fmt.Sprintf("base-%d", seq.Add(1))}}
+	}, ""},
 	{"Library.UpdateBase", func(*testing.T, *world) []any { return []any{999, map[string]any{"name": "x"}} }, apperr.NotFound},
 	{"Library.DeleteBase", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
 	{"Library.Documents", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
