@@ -9,10 +9,13 @@ import { call } from '../core/transport.js';
 import { Popover, useDebounced } from '../core/ui.js';
 import { formatBytes } from '../core/format.js';
 
-const BOOK = 'M5 4h9a3 3 0 0 1 3 3v13H8a3 3 0 0 1-3-3zM5 17a3 3 0 0 1 3-3h9M9 8h5';
+const PATHS = {
+  book: 'M5 4h9a3 3 0 0 1 3 3v13H8a3 3 0 0 1-3-3zM5 17a3 3 0 0 1 3-3h9M9 8h5',
+  shelf: 'M4 4h4v16H4zM10 4h4v16h-4zM16 5l4 1-3 14-4-1',
+};
 
-function BookIcon() {
-  return html`<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d=${BOOK} /></svg>`;
+function LibIcon({ name }) {
+  return html`<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d=${PATHS[name]} /></svg>`;
 }
 
 /** scopeLabel says which bases a chat searches, in a few words. */
@@ -46,7 +49,7 @@ export function KnowledgeScope({ bases, scope, onChange }) {
       <button type="button" class="btn btn-ghost btn-sm kb-scope-button" id="composer-knowledge" ref=${btn}
         aria-haspopup="dialog" aria-expanded=${open ? 'true' : 'false'} title="Which knowledge bases replies may search"
         onClick=${() => setOpen(!open)}>
-        <${BookIcon} /><span class="kb-scope-text">Knowledge: ${scopeLabel(scope, bases)}</span>
+        <${LibIcon} name="book" /><span class="kb-scope-text"><span class="kb-scope-prefix">Knowledge: </span>${scopeLabel(scope, bases)}</span>
       </button>
       <${Popover} open=${open} onClose=${() => setOpen(false)} anchorRef=${btn} label="Knowledge bases for this chat" className="kb-scope-panel">
         <fieldset class="fieldset">
@@ -131,7 +134,7 @@ export function LibraryAttach({ bases, onAttach, disabled }) {
       <button type="button" class="btn btn-ghost composer-attach" id="composer-library" ref=${btn} disabled=${disabled}
         aria-haspopup="dialog" aria-expanded=${open ? 'true' : 'false'} aria-label="Attach from library" title="Attach a document from your library"
         onClick=${() => setOpen(!open)}>
-        <${BookIcon} />
+        <${LibIcon} name="shelf" />
       </button>
       <${Popover} open=${open} onClose=${() => setOpen(false)} anchorRef=${btn} label="Attach from library" className="kb-attach-panel" initialFocus="#kb-attach-search">
         <label class="field-label" for="kb-attach-search">Attach from library</label>
