@@ -113,7 +113,7 @@ export function MarkdownEditor({ id, label, value, onValue, rows, hint }) {
     const n = ++seq.current;
     setPreview((p) => ({ ...p, loading: true, error: '' }));
     try {
-      const r = await call('Library.Preview', { markdown: value });
+      const r = await call('Library.Preview', { markdown: value || '' });
       if (n === seq.current) setPreview({ html: r && typeof r.html === 'string' ? r.html : '', loading: false, error: '' });
     } catch (err) {
       if (n === seq.current) setPreview({ html: '', loading: false, error: err.message });
@@ -138,7 +138,7 @@ export function MarkdownEditor({ id, label, value, onValue, rows, hint }) {
           <div class="md-preview" id=${id + '-preview-box'} aria-live="polite">
             ${!!preview.loading && html`<p class="loading-line" role="status">Setting it in fair letters…</p>`}
             ${!!preview.error && html`<p class="error-note" role="alert">${preview.error}</p>`}
-            ${!preview.loading && !preview.error && (value.trim()
+            ${!preview.loading && !preview.error && ((value || '').trim()
               ? html`<${Rendered} className="md library-md" id=${id + '-rendered'} markup=${preview.html} />`
               : html`<p class="muted">Nothing to preview yet.</p>`)}
           </div>`} />

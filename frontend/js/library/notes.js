@@ -19,7 +19,8 @@ const noteTitle = (n) => (n && n.title ? n.title : 'Untitled note');
 
 function NoteEditor({ note, onSaved, onDeleted }) {
   const creating = !note;
-  const [base, setBase] = useState(() => ({ title: note ? note.title : '', body: note ? note.body : '' }));
+  // A list's notes and an empty body come without body (omitted when empty).
+  const [base, setBase] = useState(() => ({ title: (note && note.title) || '', body: (note && note.body) || '' }));
   const [title, setTitle] = useState(base.title);
   const [body, setBody] = useState(base.body);
   const [shared, setShared] = useState(note ? note.sharedWith : 0);
@@ -40,9 +41,10 @@ function NoteEditor({ note, onSaved, onDeleted }) {
       const saved = creating
         ? await call('Library.CreateNote', { title: title.trim(), body })
         : await call('Library.UpdateNote', note.id, { title: title.trim(), body });
-      setBase({ title: saved.title, body: saved.body });
-      setTitle(saved.title);
-      setBody(saved.body);
+      const kept = { title: saved.title || '', body: saved.body || '' };
+      setBase(kept);
+      setTitle(kept.title);
+      setBody(kept.body);
       toast(creating ? `Created the note “${noteTitle(saved)}”.` : 'Note saved.');
       onSaved(saved, creating);
     } catch (err) {

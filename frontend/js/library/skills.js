@@ -14,7 +14,7 @@ import { formatWhen } from '../core/format.js';
 import { useLibraryEvents, useLeaveGuard, OwnerLine, SharedCount, MarkdownEditor, RenderedMarkdown } from './common.js';
 import { ShareButton } from './share.js';
 
-const fieldsOf = (s) => ({ name: s ? s.name : '', description: s ? s.description : '', body: s ? s.body : '' });
+const fieldsOf = (s) => ({ name: (s && s.name) || '', description: (s && s.description) || '', body: (s && s.body) || '' });
 const same = (a, b) => a.name === b.name && a.description === b.description && a.body === b.body;
 
 function SkillEditor({ skill, onSaved, onDeleted }) {
