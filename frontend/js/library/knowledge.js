@@ -7,12 +7,14 @@
 // <mark>, from the server) goes through core/html.js.
 
 import { html, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
-import { call, on, ApiError, isDesktop } from '../core/transport.js';
+import { call, ApiError, isDesktop } from '../core/transport.js';
 import { hrefs, navigate } from '../core/router.js';
 import { CloseButton, Icon, confirmAction, toast, useDebounced } from '../core/ui.js';
 import { Field, FormError, useFormError } from '../core/fields.js';
 import { formatBytes, formatDate } from '../core/format.js';
 import { Snippet } from '../core/html.js';
+import { useLibraryEvents, OwnerLine, SharedCount } from './common.js';
+import { ShareButton } from './share.js';
 
 const href = (sub) => hrefs.library('knowledge', sub);
 
@@ -223,7 +225,7 @@ function BaseSearch({ base }) {
     </section>`;
 }
 
-function BaseDetail({ base, onChanged, onDeleted, onClose, ShareButton }) {
+function BaseDetail({ base, onChanged, onDeleted, onClose }) {
   const [docs, setDocs] = useState(null);
   const [error, setError] = useState(null);
   const [uploads, setUploads] = useState([]);
@@ -306,10 +308,8 @@ function BaseDetail({ base, onChanged, onDeleted, onClose, ShareButton }) {
       </header>
       <div class="card-body">
         ${!!base.description && html`<p class="kb-description">${base.description}</p>`}
-        <p class="muted kb-meta">
-          ${base.mine ? '' : html`<span class="kb-owner" id="kb-owner">Shared by ${base.owner.name}. </span>`}
-          ${documentsWord(base.documents)}, ${formatBytes(base.bytes)}${base.mine && base.sharedWith > 0 ? ` · shared with ${base.sharedWith}` : ''}
-        </p>
+        <${OwnerLine} item=${base} id="kb-owner" />
+        <p class="muted kb-meta">${documentsWord(base.documents)}, ${formatBytes(base.bytes)} <${SharedCount} item=${base} /></p>
         ${base.mine ? html`
           <div class=${'kb-drop' + (dragging ? ' is-dragging' : '')} id="kb-drop"
             onDragOver=${onDragOver} onDragLeave=${() => setDragging(false)} onDrop=${onDrop}>
@@ -335,7 +335,7 @@ function BaseDetail({ base, onChanged, onDeleted, onClose, ShareButton }) {
         <div class="card-actions wrap">
           <button type="button" class="btn btn-danger-ghost" id="kb-delete" onClick=${remove}>Delete</button>
           <span class="spacer"></span>
-          ${!!ShareButton && html`<${ShareButton} kind="base" id=${base.id} name=${base.name} />`}
+          <${ShareButton} kind="base" id=${base.id} name=${base.name} onChange=${() => onChanged()} />
           <button type="button" class="btn" id="kb-rename" onClick=${() => setRenaming(true)}>Rename</button>
         </div>`}
     </section>
@@ -346,7 +346,7 @@ function BaseDetail({ base, onChanged, onDeleted, onClose, ShareButton }) {
  * KnowledgeTab is the Library's Knowledge tab; sub is '' (the list),
  * 'new', or a base's id.
  */
-export function KnowledgeTab({ sub, ShareButton }) {
+export function KnowledgeTab({ sub }) {
   const [bases, setBases] = useState(null);
   const [error, setError] = useState(null);
   const selectedId = /^\d+$/.test(sub || '') ? Number(sub) : 0;
@@ -360,10 +360,8 @@ export function KnowledgeTab({ sub, ShareButton }) {
       setError(err);
     }
   };
-  useEffect(() => {
-    load();
-    return on('library', (ev) => { if (ev && (ev.kind === 'base' || ev.kind === 'document')) load(); });
-  }, []);
+  useEffect(() => { load(); }, []);
+  useLibraryEvents(['base', 'document'], load);
   const selected = bases && selectedId ? bases.find((b) => b.id === selectedId) : null;
   const close = () => navigate(href());
   const hasDetail = creating || !!selected;
@@ -379,7 +377,7 @@ export function KnowledgeTab({ sub, ShareButton }) {
       </a>
     </li>`;
   return html`
-    <section class="library-section" aria-labelledby="kb-section-title">
+    <section class="settings-section" aria-labelledby="kb-section-title">
       <div class="section-head">
         <div>
           <h2 id="kb-section-title" class="section-title">Knowledge</h2>
@@ -397,16 +395,16 @@ export function KnowledgeTab({ sub, ShareButton }) {
                 <p class="empty-state-title">No knowledge bases yet.</p>
                 <p>Create one, then add PDF and text files to it.</p>
               </div>`}
-            ${own.length > 0 && html`<ul class="model-list" aria-label="Your knowledge bases" id="kb-list">${own.map(row)}</ul>`}
+            ${own.length > 0 && html`<ul class="model-list library-list" aria-label="Your knowledge bases" id="kb-list">${own.map(row)}</ul>`}
             ${shared.length > 0 && html`
               <h3 class="kb-list-title">Shared with you</h3>
-              <ul class="model-list" aria-label="Shared with you" id="kb-shared">${shared.map(row)}</ul>`}
+              <ul class="model-list library-list" aria-label="Shared with you" id="kb-shared">${shared.map(row)}</ul>`}
           </div>
           ${hasDetail && html`
             <div class="models-detail-pane">
               ${creating
                 ? html`<${BaseForm} onClose=${close} onSaved=${async (b) => { await load(); navigate(href(String(b.id))); }} />`
-                : html`<${BaseDetail} key=${selected.id} base=${selected} ShareButton=${ShareButton} onClose=${close}
+                : html`<${BaseDetail} key=${selected.id} base=${selected} onClose=${close}
                     onChanged=${load} onDeleted=${async () => { await load(); close(); }} />`}
             </div>`}
         </div>`}
