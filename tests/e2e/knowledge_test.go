@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
+	"mime/multipart"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,6 +115,49 @@ func TestLibraryKnowledgeInChromium(t *testing.T) {
 				a.shot("knowledge-phone-" + view.name + "-" + theme)
 			}
 		}
+	})
+
+	t.Run("a base shared with you is read-only", func(t *testing.T) {
+		a.t = t
+		var sam struct{ ID int64 }
+		harness.API(t, a.base, "Admin.CreateUser", &sam, map[string]any{"username": "samwise", "displayName": "Samwise Gamgee", "password": "potatoes-and-rope"})
+		sc := harness.Login(t, a.base, "samwise", "potatoes-and-rope")
+		var garden struct{ ID int64 }
+		harness.APIAs(t, sc, a.base, "Library.CreateBase", &garden, map[string]any{"name": "Samwise's garden"})
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("base", fmt.Sprint(garden.ID))
+		fw, _ := mw.CreateFormFile("file", "potatoes.txt")
+		fw.Write([]byte("Plant the potatoes in March.\n"))
+		mw.Close()
+		resp, err := sc.Post(a.base+"/api/library/documents", mw.FormDataContentType(), &body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("Samwise's upload: %d", resp.StatusCode)
+		}
+		var me struct{ ID int64 }
+		harness.API(t, a.base, "Account.Me", &me)
+		harness.APIAs(t, sc, a.base, "Library.SetShares", nil, map[string]any{"kind": "base", "id": garden.ID, "to": []map[string]any{{"userId": me.ID}}})
+
+		// Shares reach the reader's page when it is opened.
+		a.do(chromedp.Navigate(a.base+"/#/library/knowledge"), chromedp.Reload())
+		a.waitJS(`(document.querySelector('#kb-shared')?.innerText || '').includes("Samwise's garden")`)
+		a.click(`#kb-shared .model-row-main`)
+		a.waitJS(`(document.querySelector('#kb-owner')?.textContent || '').includes('Samwise Gamgee') && !!document.querySelector('#kb-docs')`)
+		if a.bool(`!!document.querySelector('#kb-upload, #kb-file, .kb-doc-delete, #kb-delete, #kb-rename, [id^=share-base-]')`) {
+			t.Error("a base shared with the reader offers changes (upload, delete, rename or share)")
+		}
+		if !a.bool(`!!document.querySelector('#kb-readonly')`) {
+			t.Error("the shared base does not say it is read-only")
+		}
+		href := a.str(`document.querySelector('#kb-docs .kb-doc-name').getAttribute('href')`)
+		if got := a.await(`fetch(` + jsString(href) + `).then(async (r) => r.status + ' ' + await r.text())`); !strings.Contains(got, "200 Plant the potatoes") {
+			t.Errorf("downloading a shared document: %.100q", got)
+		}
+		a.shot("knowledge-shared")
 	})
 
 	t.Run("a reply searches the base", func(t *testing.T) {
