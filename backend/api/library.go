@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"html"
 	"io"
 	"strings"
 	"time"
@@ -89,16 +90,19 @@ type HitView struct {
 
 // NoteView is a note; in lists Body and HTML are left out.
 type NoteView struct {
-	ID         ids.NoteID `json:"id"`
-	Title      string     `json:"title"`
-	Body       string     `json:"body,omitempty"`
-	HTML       string     `json:"html,omitempty"`
-	Excerpt    string     `json:"excerpt"`
-	Owner      OwnerRef   `json:"owner"`
-	Mine       bool       `json:"mine"`
-	SharedWith int        `json:"sharedWith"`
-	CreatedAt  int64      `json:"createdAt"`
-	UpdatedAt  int64      `json:"updatedAt"`
+	ID      ids.NoteID `json:"id"`
+	Title   string     `json:"title"`
+	Body    string     `json:"body,omitempty"`
+	HTML    string     `json:"html,omitempty"`
+	Excerpt string     `json:"excerpt"`
+	// Snippet is HTML (escaped text, a search's matches in <mark>) for
+	// lists and searches.
+	Snippet    string   `json:"snippet,omitempty"`
+	Owner      OwnerRef `json:"owner"`
+	Mine       bool     `json:"mine"`
+	SharedWith int      `json:"sharedWith"`
+	CreatedAt  int64    `json:"createdAt"`
+	UpdatedAt  int64    `json:"updatedAt"`
 }
 
 // MemoryView is one memory.
@@ -391,7 +395,13 @@ func (l *Library) noteView(ctx context.Context, n store.Note, whole bool) (NoteV
 	if err != nil {
 		return NoteView{}, err
 	}
-	v := NoteView{ID: n.ID, Title: n.Title, Excerpt: excerpt(n.Body, noteExcerpt), Owner: OwnerRef{n.OwnerID, n.OwnerName},
+	text := n.Body
+	if text == "" {
+		// Lists and searches carry no body, only the snippet: escaped
+		// text whose only tags are <mark>.
+		text = html.UnescapeString(strings.NewReplacer("<mark>", "", "</mark>", "").Replace(n.Snippet))
+	}
+	v := NoteView{ID: n.ID, Title: n.Title, Excerpt: excerpt(text, noteExcerpt), Snippet: n.Snippet, Owner: OwnerRef{n.OwnerID, n.OwnerName},
 		Mine: mine, SharedWith: c, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
 	if whole {
 		v.Body = n.Body

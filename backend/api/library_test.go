@@ -60,8 +60,13 @@ func TestLibraryViews(t *testing.T) {
 		t.Fatalf("frodo's notes: %+v %v", list, err)
 	}
 	b, _ := json.Marshal(list[0])
-	if strings.Contains(string(b), `"body"`) || strings.Contains(string(b), `"html"`) || list[0].SharedWith != 1 {
-		t.Errorf("a note in the list: %s; want no body or html, shared with 1", b)
+	if strings.Contains(string(b), `"body"`) || strings.Contains(string(b), `"html"`) || list[0].SharedWith != 1 ||
+		!strings.HasPrefix(list[0].Excerpt, "Go <script>") || strings.Contains(list[0].Excerpt, "&lt;") {
+		t.Errorf("a note in the list: %s; want no body or html, a plain excerpt, shared with 1", b)
+	}
+	found, err := lib.Notes(as(frodo), NotesQuery{Query: "far"})
+	if err != nil || len(found) != 1 || !strings.Contains(found[0].Snippet, "<mark>far</mark>") || strings.Contains(found[0].Excerpt, "<mark>") {
+		t.Errorf("a note found: %+v %v; want the match marked in the snippet only", found, err)
 	}
 	theirs, err := lib.Note(as(sam), n.ID)
 	if err != nil {
