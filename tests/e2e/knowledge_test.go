@@ -81,6 +81,29 @@ func TestLibraryKnowledgeInChromium(t *testing.T) {
 		if !strings.HasPrefix(got, "200 attachment") || !strings.Contains(got, libraryFact) {
 			t.Errorf("downloading the document: %.200q", got)
 		}
+		// Files dropped on the base: a text file joins it; an image is not
+		// a document, and the upload says so where it was dropped.
+		a.js(`(() => {
+			const dt = new DataTransfer();
+			dt.items.add(new File(['Bread is in the blue bin.\n'], 'pantry.txt', { type: 'text/plain' }));
+			dt.items.add(new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13])], 'photo.png', { type: 'image/png' }));
+			const zone = document.querySelector('#kb-drop');
+			zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+			zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+			return true;
+		})()`)
+		a.waitJS(`[...document.querySelectorAll('#kb-docs .kb-doc-name')].some((e) => e.textContent === 'pantry.txt')`)
+		a.waitJS(`(document.querySelector('#kb-uploads .kb-upload.is-error')?.innerText || '').includes('photo.png')`)
+		if msg := a.str(`document.querySelector('#kb-uploads .kb-upload-error').textContent`); len(msg) < 10 {
+			t.Errorf("the refused image says %q", msg)
+		}
+		a.shot("knowledge-drop")
+		a.click(`#kb-uploads .kb-upload.is-error button`)
+		a.waitJS(`!document.querySelector('#kb-uploads')`)
+		// Deleting a document asks first.
+		a.click(`.kb-doc-delete[aria-label="Delete pantry.txt"]`)
+		a.confirmDialog("Delete document")
+		a.waitJS(`![...document.querySelectorAll('#kb-docs .kb-doc-name')].some((e) => e.textContent === 'pantry.txt')`)
 		// A search over the base marks the words found.
 		a.fill(`#kb-search`, "flowerpot")
 		a.waitJS(`(document.querySelector('#kb-hits mark')?.textContent || '').toLowerCase() === 'flowerpot'`)
@@ -252,7 +275,8 @@ func TestLibraryKnowledgeInChromium(t *testing.T) {
 		}
 	})
 	a.t = t
-	a.pe.check(t)
+	// The image dropped on the base is refused on purpose (400).
+	a.pe.check(t, "status of 400 (Bad Request) "+a.base+"/api/library/documents")
 }
 
 // jsString quotes s as a JavaScript string literal.
