@@ -38,6 +38,8 @@ type draft struct {
 	// tools are what the reply is offered, resolved once (offeredTools):
 	// the harness's gates read their families and the reply runs them.
 	tools tools.ToolSet
+	// library is the library's part of the harness (libraryContext).
+	library prompts.Library
 	// path is the history that fits, oldest first, and omitted the
 	// earlier turns left out (fittingHistory).
 	path    []store.Message
@@ -78,6 +80,7 @@ func (s *Service) systemContributors() []contributor {
 	return []contributor{
 		s.authoredPrompt,
 		s.offeredTools,
+		s.libraryContext,
 		s.harness,
 		systemMessage,
 	}
@@ -130,6 +133,20 @@ func (s *Service) offeredTools(ctx context.Context, d *draft) error {
 	return nil
 }
 
+// libraryContext asks the library for its part of the harness (the
+// memories, the skills index, the knowledge scope), for the tools offered.
+func (s *Service) libraryContext(ctx context.Context, d *draft) error {
+	if s.library == nil {
+		return nil
+	}
+	lib, err := s.library.Harness(ctx, d.caller, d.chat, d.tools.Families())
+	if err != nil {
+		return err
+	}
+	d.library = lib
+	return nil
+}
+
 // harness puts the harness (backend/prompts: the date, the model's name,
 // guidance for the tools offered) before the authored prompt. It is not a
 // fourth layer of precedence: nobody authored it, it describes the
@@ -139,7 +156,7 @@ func (s *Service) harness(ctx context.Context, d *draft) error {
 		return nil
 	}
 	h, err := s.prompts.Harness(ctx, prompts.Request{ModelName: modelName(d.model), Families: d.tools.Families(),
-		Guidance: d.tools.Guidance()})
+		Guidance: d.tools.Guidance(), Library: d.library})
 	if err != nil {
 		return err
 	}

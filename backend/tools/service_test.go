@@ -49,7 +49,7 @@ type fakeSource struct {
 
 func (f *fakeSource) Gate() Family { return f.gate }
 
-func (f *fakeSource) Tools(_ context.Context, _ auth.Caller, taken func(string) bool) ([]Tool, []Guidance, error) {
+func (f *fakeSource) Tools(_ context.Context, _ auth.Caller, _ store.Chat, taken func(string) bool) ([]Tool, []Guidance, error) {
 	f.sawTaken = map[string]bool{}
 	for _, n := range []string{NameWebSearch, NameFetchURL, "weather", "echo"} {
 		f.sawTaken[n] = taken(n)
