@@ -59,7 +59,10 @@ func TestToolRoundInChromium(t *testing.T) {
 		t.Fatal("no models")
 	}
 	harness.API(t, base, "Models.Update", nil, models[0].ID, map[string]any{"capabilities": map[string]any{"tools": true}})
-	harness.API(t, base, "Tools.SetSettings", nil, map[string]any{"families": map[string]bool{"web_search": true}})
+	// The library's families are on by default; off here, web search is
+	// the only tool.
+	harness.API(t, base, "Tools.SetSettings", nil, map[string]any{"families": map[string]bool{"web_search": true,
+		"knowledge": false, "notes": false, "memory": false, "skills": false}})
 	var avail []struct{ Name string }
 	harness.API(t, base, "Tools.Available", &avail)
 	if len(avail) != 1 || avail[0].Name != "web_search" {
