@@ -90,7 +90,11 @@ type Note struct {
 	OwnerID   ids.UserID
 	OwnerName string
 	Title     string
-	Body      string
+	Body      string // empty in a listing or a search (see Snippet)
+	// Snippet is HTML for a listing or a search: escaped plain text, the
+	// start of the body or (searching) the passage that matched with the
+	// matches in <mark>. Empty for a single note, which carries Body.
+	Snippet   string
 	CreatedAt int64
 	UpdatedAt int64
 }
