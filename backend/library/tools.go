@@ -417,7 +417,7 @@ func (s *Service) skillTools(ctx context.Context, caller auth.Caller, _ store.Ch
 
 // readSkill returns the skill user can see named name (their own first).
 func (s *Service) readSkill(ctx context.Context, user ids.UserID, name string) tools.Result {
-	sk, err := s.skillNamed(ctx, user, name)
+	sk, err := s.SkillByName(ctx, user, name)
 	if apperr.KindOf(err) == apperr.NotFound {
 		all, lerr := s.Skills(ctx, user)
 		if lerr != nil {
@@ -433,25 +433,6 @@ func (s *Service) readSkill(ctx context.Context, user ids.UserID, name string) t
 		return s.failure(err, "read the skill")
 	}
 	return tools.Result{Text: fmt.Sprintf("Skill %s: %s\n\n%s", oneLine(sk.Name), oneLine(sk.Description), sk.Body)}
-}
-
-// skillNamed is the skill named name (case-insensitive) user can see,
-// their own before a shared one.
-func (s *Service) skillNamed(ctx context.Context, user ids.UserID, name string) (store.Skill, error) {
-	all, err := s.Skills(ctx, user)
-	if err != nil {
-		return store.Skill{}, err
-	}
-	var pick *store.Skill
-	for i := range all {
-		if strings.EqualFold(all[i].Name, name) && (pick == nil || all[i].OwnerID == user) {
-			pick = &all[i]
-		}
-	}
-	if pick == nil {
-		return store.Skill{}, apperr.New(apperr.NotFound, "skill not found")
-	}
-	return s.Skill(ctx, user, pick.ID)
 }
 
 // formatNotes is notes_search's result: one entry per note with its id.
