@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
@@ -164,5 +165,56 @@ func TestNewChatScopeIsChecked(t *testing.T) {
 	}
 	if chats, _ := e.c.DB.ListChats(ctx, e.user, store.ChatFilter{}); len(chats) != 0 {
 		t.Errorf("a refused send stored %d chats", len(chats))
+	}
+}
+
+// An administrator previewing a member's request sees where the member's
+// memories and skills go, never what they are; the member previewing
+// their own sees exactly what is sent.
+func TestPreviewHidesAnothersLibrary(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.toolsOn(t, store.Capabilities{Tools: true})
+	e.libraryOn(t)
+	m, err := e.c.DB.CreateUser(ctx, store.NewUser{Username: "sam", DisplayName: "Sam"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sam := ids.UserID(m.ID)
+	if _, err := e.c.Library.AddMemory(ctx, sam, "Sam keeps PRIVATE-MEMORY under the floor.", "person"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Library.CreateSkill(ctx, sam, "PRIVATE-SKILL", "Sam's own way", "Secret steps."); err != nil {
+		t.Fatal(err)
+	}
+	e.libraryBase(sam, "PRIVATE-BASE", "pots.md", "Pots.")
+	preview := func(as ids.UserID, admin bool) string {
+		t.Helper()
+		b, _ := json.Marshal([]any{map[string]any{"modelId": e.model, "userId": sam}})
+		res := e.c.Dispatcher.Call(ctx, api.Caller{UserID: int64(as), Admin: admin}, "Prompts.Preview", b)
+		if res.Error != nil {
+			t.Fatalf("preview as %d: %s", as, res.Error.Message)
+		}
+		var v api.PreviewView
+		json.Unmarshal(res.Result, &v)
+		return v.System
+	}
+	byAdmin := preview(e.user, true)
+	for _, secret := range []string{"PRIVATE-MEMORY", "PRIVATE-SKILL", "PRIVATE-BASE"} {
+		if strings.Contains(byAdmin, secret) {
+			t.Errorf("the administrator's preview shows %s:\n%s", secret, byAdmin)
+		}
+	}
+	for _, standIn := range []string{"this person's memories", "this person's skills", "knowledge bases this person's chat may search"} {
+		if !strings.Contains(byAdmin, standIn) {
+			t.Errorf("the administrator's preview lacks the stand-in %q:\n%s", standIn, byAdmin)
+		}
+	}
+	// Sam, were Sam an administrator, would see Sam's own.
+	own := preview(sam, true)
+	for _, mine := range []string{"PRIVATE-MEMORY", "PRIVATE-SKILL", "PRIVATE-BASE"} {
+		if !strings.Contains(own, mine) {
+			t.Errorf("the person's own preview lacks %s:\n%s", mine, own)
+		}
 	}
 }

@@ -40,6 +40,9 @@ type draft struct {
 	tools tools.ToolSet
 	// library is the library's part of the harness (libraryContext).
 	library prompts.Library
+	// othersPreview: SystemPreview for another person than its viewer,
+	// who sees stand-ins for that person's library (libraryContext).
+	othersPreview bool
 	// path is the history that fits, oldest first, and omitted the
 	// earlier turns left out (fittingHistory).
 	path    []store.Message
@@ -143,6 +146,23 @@ func (s *Service) libraryContext(ctx context.Context, d *draft) error {
 	if err != nil {
 		return err
 	}
+	if d.othersPreview {
+		// An administrator previewing a member's request sees where the
+		// member's memories, skills and bases go, never what they are:
+		// the library has no administrator branch, the preview neither.
+		for _, f := range []struct {
+			v       *string
+			standIn string
+		}{
+			{&lib.Memories, "- (this person's memories, one per line)"},
+			{&lib.Skills, "- (this person's skills: name and description, one per line)"},
+			{&lib.KnowledgeBases, "(A sentence naming the knowledge bases this person's chat may search.)"},
+		} {
+			if *f.v != "" {
+				*f.v = f.standIn
+			}
+		}
+	}
 	d.library = lib
 	return nil
 }
@@ -181,9 +201,12 @@ func systemMessage(_ context.Context, d *draft) error {
 }
 
 // SystemPreview returns the system message a new chat with the model
-// would send for user now ("" for none): built by the request's own
-// contributors, so it is byte for byte what the endpoint receives.
-func (s *Service) SystemPreview(ctx context.Context, caller auth.Caller, model ids.ModelID) (string, error) {
+// would send for caller now ("" for none): built by the request's own
+// contributors, so it is byte for byte what the endpoint receives — except
+// for a viewer other than caller (an administrator previewing a member's),
+// who sees stand-ins where the member's memories, skills index and bases
+// would be.
+func (s *Service) SystemPreview(ctx context.Context, caller auth.Caller, model ids.ModelID, viewer ids.UserID) (string, error) {
 	user := caller.User
 	if _, err := s.db.UserByID(ctx, int64(user)); err != nil {
 		return "", storeErr(err, "person")
@@ -192,7 +215,8 @@ func (s *Service) SystemPreview(ctx context.Context, caller auth.Caller, model i
 	if err != nil {
 		return "", err
 	}
-	d := &draft{user: user, caller: caller, model: m, req: llm.ChatRequest{Model: m.UpstreamID, Params: map[string]any{}}}
+	d := &draft{user: user, caller: caller, model: m, req: llm.ChatRequest{Model: m.UpstreamID, Params: map[string]any{}},
+		othersPreview: viewer != user}
 	for _, c := range s.systemContributors() {
 		if err := c(ctx, d); err != nil {
 			return "", err
