@@ -18,7 +18,7 @@ import (
 )
 
 // The library's tools, as offered to models. Their names are claimed
-// (tools.Claimer): no custom tool or MCP tool takes one.
+// (tools.Fixed): no custom tool or MCP tool takes one.
 const (
 	NameKnowledgeSearch = "knowledge_search"
 	NameNotesSearch     = "notes_search"
@@ -43,28 +43,29 @@ const (
 // the service's methods, so store.Visible decides what it may read.
 func (s *Service) Sources() []tools.Source {
 	return []tools.Source{
-		&source{s: s, gate: tools.FamilyKnowledge, names: []string{NameKnowledgeSearch}, tools: s.knowledgeTools},
-		&source{s: s, gate: tools.FamilyNotes, names: []string{NameNotesSearch, NameNotesRead, NameNotesWrite}, tools: s.notesTools},
-		&source{s: s, gate: tools.FamilyMemory, names: []string{NameMemoryAdd, NameMemoryForget}, tools: s.memoryTools},
-		&source{s: s, gate: tools.FamilySkills, names: []string{NameSkillRead}, tools: s.skillTools},
+		&source{gate: tools.FamilyKnowledge, tools: s.knowledgeTools, catalog: func() []tools.Tool { return s.knowledgeDefs(Scope{}) }},
+		&source{gate: tools.FamilyNotes, tools: s.notesTools, catalog: s.notesDefs},
+		&source{gate: tools.FamilyMemory, tools: s.memoryTools, catalog: s.memoryDefs},
+		&source{gate: tools.FamilySkills, tools: s.skillTools, catalog: s.skillDefs},
 	}
 }
 
-// source is one family of the library's tools.
+// source is one family of the library's tools: tools decides what caller
+// is offered in chat; catalog is every tool of the family, as pages list
+// them (and whose names are claimed).
 type source struct {
-	s     *Service
-	gate  tools.Family
-	names []string
-	tools func(ctx context.Context, caller auth.Caller, chat store.Chat) ([]tools.Tool, error)
+	gate    tools.Family
+	tools   func(ctx context.Context, caller auth.Caller, chat store.Chat) ([]tools.Tool, error)
+	catalog func() []tools.Tool
 }
 
 var (
-	_ tools.Source  = (*source)(nil)
-	_ tools.Claimer = (*source)(nil)
+	_ tools.Source = (*source)(nil)
+	_ tools.Fixed  = (*source)(nil)
 )
 
-func (src *source) Gate() tools.Family { return src.gate }
-func (src *source) Claims() []string   { return src.names }
+func (src *source) Gate() tools.Family    { return src.gate }
+func (src *source) Catalog() []tools.Tool { return src.catalog() }
 
 // Tools returns the family's tools for caller in chat (none without
 // library.use). The library's tools carry no guidance of their own: their
@@ -124,6 +125,11 @@ func (s *Service) knowledgeTools(ctx context.Context, caller auth.Caller, chat s
 	if err != nil || len(bases) == 0 {
 		return nil, err
 	}
+	return s.knowledgeDefs(scope), nil
+}
+
+// knowledgeDefs is knowledge_search searching scope.
+func (s *Service) knowledgeDefs(scope Scope) []tools.Tool {
 	return []tools.Tool{{
 		Name: NameKnowledgeSearch, Family: tools.FamilyKnowledge, Permission: auth.LibraryUse,
 		Description: "Search the documents in the person's knowledge bases that this chat may read (full-text, best match first). " +
@@ -157,7 +163,7 @@ func (s *Service) knowledgeTools(ctx context.Context, caller auth.Caller, chat s
 			}
 			return s.runKnowledgeSearch(ctx, c.Caller.User, scope, *a.Query, n)
 		},
-	}}, nil
+	}}
 }
 
 // runKnowledgeSearch searches scope for user and formats the passages.
@@ -191,6 +197,11 @@ func (s *Service) runKnowledgeSearch(ctx context.Context, user ids.UserID, scope
 
 // notesTools offers the notes tools: search (or list), read and write.
 func (s *Service) notesTools(_ context.Context, _ auth.Caller, _ store.Chat) ([]tools.Tool, error) {
+	return s.notesDefs(), nil
+}
+
+// notesDefs are the notes tools.
+func (s *Service) notesDefs() []tools.Tool {
 	return []tools.Tool{
 		{
 			Name: NameNotesSearch, Family: tools.FamilyNotes, Permission: auth.LibraryUse,
@@ -272,7 +283,7 @@ func (s *Service) notesTools(_ context.Context, _ auth.Caller, _ store.Chat) ([]
 				return s.writeNote(ctx, c.Caller.User, a.ID, a.Title, a.Body)
 			},
 		},
-	}, nil
+	}
 }
 
 // writeNote creates a note (id nil) or changes one of user's own.
@@ -327,6 +338,11 @@ func (s *Service) memoryTools(ctx context.Context, caller auth.Caller, _ store.C
 	if err != nil || !on {
 		return nil, err
 	}
+	return s.memoryDefs(), nil
+}
+
+// memoryDefs are the memory tools.
+func (s *Service) memoryDefs() []tools.Tool {
 	return []tools.Tool{
 		{
 			Name: NameMemoryAdd, Family: tools.FamilyMemory, Permission: auth.LibraryUse,
@@ -379,7 +395,7 @@ func (s *Service) memoryTools(ctx context.Context, caller auth.Caller, _ store.C
 				return tools.Result{Text: fmt.Sprintf("Forgot memory %d.", *a.ID)}
 			},
 		},
-	}, nil
+	}
 }
 
 // skillTools offers skill_read when caller can see any skill (their
@@ -389,6 +405,11 @@ func (s *Service) skillTools(ctx context.Context, caller auth.Caller, _ store.Ch
 	if err != nil || len(skills) == 0 {
 		return nil, err
 	}
+	return s.skillDefs(), nil
+}
+
+// skillDefs is skill_read.
+func (s *Service) skillDefs() []tools.Tool {
 	return []tools.Tool{{
 		Name: NameSkillRead, Family: tools.FamilySkills, Permission: auth.LibraryUse,
 		Description: "Read a skill's full instructions by its name, as listed in the skills index.",
@@ -412,7 +433,7 @@ func (s *Service) skillTools(ctx context.Context, caller auth.Caller, _ store.Ch
 			}
 			return s.readSkill(ctx, c.Caller.User, strings.TrimSpace(*a.Name))
 		},
-	}}, nil
+	}}
 }
 
 // readSkill returns the skill user can see named name (their own first).

@@ -401,3 +401,23 @@ func TestCheckScope(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// Every library tool is in its family's catalog (what Settings → Tools
+// lists, and the names no custom or MCP tool may take), offered or not.
+func TestCatalogListsEveryTool(t *testing.T) {
+	s := newShelf(t)
+	var got []string
+	for _, src := range s.lib.Sources() {
+		for _, tl := range src.(tools.Fixed).Catalog() {
+			if tl.Family != src.Gate() || tl.Run == nil || tl.Activity == nil || !json.Valid(tl.Parameters) {
+				t.Errorf("%s: %+v", tl.Name, tl)
+			}
+			got = append(got, tl.Name)
+		}
+	}
+	want := []string{library.NameKnowledgeSearch, library.NameNotesSearch, library.NameNotesRead, library.NameNotesWrite,
+		library.NameMemoryAdd, library.NameMemoryForget, library.NameSkillRead}
+	if !slices.Equal(got, want) {
+		t.Errorf("catalog %v, want %v", got, want)
+	}
+}

@@ -143,20 +143,27 @@ type Info struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// List describes every registered tool.
-func (s *Service) List() []Info { return NewToolSet(s.tools...).Info() }
+// List describes every tool fixed in code: the built-ins, then the fixed
+// sources' (Fixed). Row-backed tools are listed where their rows are.
+func (s *Service) List() []Info { return NewToolSet(s.fixed()...).Info() }
+
+// fixed are the built-ins and the fixed sources' tools.
+func (s *Service) fixed() []Tool {
+	out := slices.Clone(s.tools)
+	for _, src := range s.sources {
+		if f, ok := src.(Fixed); ok {
+			out = append(out, f.Catalog()...)
+		}
+	}
+	return out
+}
 
 // Reserved lists the names no custom tool or MCP tool may take: the
-// built-ins' and those the sources claim (Claimer).
+// built-ins' and the fixed sources'.
 func (s *Service) Reserved() []string {
 	var out []string
-	for _, t := range s.tools {
+	for _, t := range s.fixed() {
 		out = append(out, t.Name)
-	}
-	for _, src := range s.sources {
-		if c, ok := src.(Claimer); ok {
-			out = append(out, c.Claims()...)
-		}
 	}
 	return out
 }
@@ -178,7 +185,7 @@ func (s ToolSet) Info() []Info {
 // not turned tools off, and (web search) a provider is ready. Row-backed
 // tools come from the sources, after the built-ins, which claim their
 // names first (even when not offered, so a name never changes meaning),
-// as do the names a source claims (Claimer) against every other source.
+// as do a fixed source's (Fixed) against every other source.
 // The set travels with the reply: what it may run is exactly what was
 // offered.
 func (s *Service) Resolve(ctx context.Context, caller auth.Caller, model store.Model, chat store.Chat) (ToolSet, error) {
@@ -196,9 +203,9 @@ func (s *Service) Resolve(ctx context.Context, caller auth.Caller, model store.M
 	taken := map[string]bool{}
 	claimedBy := map[string]Source{}
 	for _, src := range s.sources {
-		if c, ok := src.(Claimer); ok {
-			for _, n := range c.Claims() {
-				claimedBy[n] = src
+		if f, ok := src.(Fixed); ok {
+			for _, t := range f.Catalog() {
+				claimedBy[t.Name] = src
 			}
 		}
 	}

@@ -161,13 +161,19 @@ func TestLibraryFamiliesAreOnByDefault(t *testing.T) {
 	}
 }
 
-// claimer is a source whose names are fixed, as the library's are.
+// claimer is a source whose tools are fixed, as the library's are.
 type claimer struct {
 	fakeSource
 	claims []string
 }
 
-func (c *claimer) Claims() []string { return c.claims }
+func (c *claimer) Catalog() []Tool {
+	var out []Tool
+	for _, n := range c.claims {
+		out = append(out, Tool{Name: n, Family: c.gate, Permission: auth.LibraryUse, Description: "Fixed " + n + "."})
+	}
+	return out
+}
 
 // A claimed name is the claimer's, offered or not: a source asked before
 // it (a custom tool saved under that name) cannot take it, and it is
@@ -214,5 +220,13 @@ func TestClaimedNamesStayTheClaimers(t *testing.T) {
 		if !slices.Contains(res, n) {
 			t.Errorf("%s not reserved: %v", n, res)
 		}
+	}
+	// The page lists the fixed tools after the built-ins, not the rows'.
+	var listed []string
+	for _, i := range s.List() {
+		listed = append(listed, i.Name)
+	}
+	if want := []string{NameWebSearch, NameFetchURL, "notes_read", "notes_write"}; !slices.Equal(listed, want) {
+		t.Errorf("listed %v, want %v", listed, want)
 	}
 }

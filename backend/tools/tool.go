@@ -153,10 +153,12 @@ type Source interface {
 	Tools(ctx context.Context, caller auth.Caller, chat store.Chat, taken func(name string) bool) ([]Tool, []Guidance, error)
 }
 
-// Claimer is a Source whose tools' names are fixed, as the built-ins'
-// are (the library's): Resolve claims them before any source is asked,
+// Fixed is a Source whose tools are fixed in code, as the built-ins' are
+// (the library's), not rows. Catalog returns them all, as models are
+// offered them: List shows them (nothing a model is sent is hidden from
+// the page), and Resolve claims their names before any source is asked,
 // offered or not, so a custom tool or an MCP server's tool never takes
 // one and a name never changes meaning from one reply to the next.
-type Claimer interface {
-	Claims() []string
+type Fixed interface {
+	Catalog() []Tool
 }

@@ -16,7 +16,7 @@ const FAMILIES = [
   // The library's families reach nothing outside this server: on until turned off here.
   { id: 'knowledge', label: 'Knowledge search', help: 'Replies may search the documents in the knowledge bases the person can see.' },
   { id: 'notes', label: 'Notes', help: 'Replies may search, read and write the person’s notes (shared notes stay read-only).' },
-  { id: 'memory', label: 'Memory', help: 'Replies may add and forget the person’s memories. Their memories reach every reply while their memory is on, whatever this says.' },
+  { id: 'memory', label: 'Memory', help: 'Replies may add and forget the person’s memories. The memories themselves reach replies while the person keeps memory on.' },
   { id: 'skills', label: 'Skills', help: 'Replies may read the skills the person can see; their names and descriptions are listed to the model.' },
 ];
 
