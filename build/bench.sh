@@ -34,6 +34,13 @@ go test -run '^$' -bench WorstCaseImages -benchtime 1x -count 3 ./backend/files 
 # host, against a loopback listener that must see no connection.
 go test -run '^$' -bench SSRFForms -benchtime 1x -count 1 ./backend/netguard | tee -a "$out"
 
+# The library: knowledge search over 10,000 documents (100 MB of text,
+# built once per run with direct inserts through the same chunking, about a
+# minute), a mix of queries, p50 and p95; and ingest through the real
+# pipeline (a 4 MB text and a 300-page PDF), MB/s and the peak growth of the
+# live heap during one upload.
+go test -run '^$' -bench 'KnowledgeSearch|LibraryIngest' -benchtime 5x -count 3 ./backend/library | tee -a "$out"
+
 # median NAME COLUMN-UNIT: the median of the value before UNIT on the
 # benchmark's lines.
 median() {
@@ -77,6 +84,10 @@ echo "figure desktop_pss_after_200_replies_mb $(median DesktopMemory total_end_m
 echo "figure desktop_pss_growth_pct $(median DesktopMemory growth_pct) %"
 echo "figure serve_pss_mb $(median ServeMemory app_start_mb) MB"
 echo "figure serve_pss_after_200_replies_mb $(median ServeMemory app_end_mb) MB"
+echo "figure knowledge_search_p50_ms $(median KnowledgeSearch p50_ms) ms"
+echo "figure knowledge_search_p95_ms $(median KnowledgeSearch p95_ms) ms"
+echo "figure library_ingest_mb_s $(median LibraryIngest mb_s) MB/s"
+echo "figure library_ingest_peak_heap_mb $(median LibraryIngest peak_heap_mb) MB"
 
 # Streaming under load: 50 replies at 100 tokens/s each against the real
 # server binary (build/loadtool), median of three runs. The per-run details

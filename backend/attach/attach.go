@@ -321,3 +321,22 @@ func formatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// IsImage reports whether a file starting with prefix is one of the image
+// formats [Process] decodes, from its magic number alone.
+func IsImage(prefix []byte) bool {
+	switch sniff(prefix) {
+	case formatPNG, formatJPEG, formatGIF, formatWebP:
+		return true
+	}
+	return false
+}
+
+// CutText returns s cut to at most max bytes without splitting a rune, and
+// the note saying so when it was cut ("" otherwise), as [Process] cuts text.
+func CutText(s string, max int) (string, string) {
+	if len(s) <= max {
+		return s, ""
+	}
+	return cutUTF8(s, max), truncatedNote(max)
+}

@@ -12,6 +12,7 @@
 package files
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -160,7 +161,7 @@ func quotaError(used, quota, more int64) error {
 	if more > 0 {
 		msg += fmt.Sprintf(", and this one is %s", mb(more))
 	}
-	return apperr.New(apperr.Invalid, "%s; delete chats with files you no longer need, and empty the trash, to make room", msg)
+	return apperr.New(apperr.Invalid, "%s; delete chats with files, or knowledge base documents, you no longer need, and empty the trash, to make room", msg)
 }
 
 // mb writes n bytes in MB with one decimal below 10 MB.
@@ -182,6 +183,73 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 		return store.Attachment{}, apperr.New(apperr.Conflict,
 			"you have %d files waiting to be sent; send or remove some first", n)
 	}
+	t, err := s.Take(ctx, user, name, r, Intake{Limits: s.proc})
+	if err != nil {
+		return store.Attachment{}, err
+	}
+	res := t.Result
+	return s.add(ctx, user, store.Attachment{Kind: string(res.Kind), MIME: res.MIME,
+		DisplayName: attach.DisplayName(name), StorageName: t.StorageName, Size: t.Size,
+		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height}, t.Quota)
+}
+
+// add records a stored file as an unsent upload of user, within the
+// pending limit and quota, removing the file when it is refused.
+func (s *Service) add(ctx context.Context, user ids.UserID, a store.Attachment, quota int64) (store.Attachment, error) {
+	out, err := s.db.AddAttachmentWithin(ctx, user, a, s.limits.MaxPending, quota)
+	if err != nil {
+		s.Remove([]string{a.StorageName})
+		if errors.Is(err, store.ErrQuota) {
+			return store.Attachment{}, s.QuotaRefusal(ctx, user, a.Size)
+		}
+		if errors.Is(err, store.ErrConflict) {
+			return store.Attachment{}, apperr.Wrap(apperr.Conflict, err,
+				"you have %d files waiting to be sent; send or remove some first", s.limits.MaxPending)
+		}
+		return store.Attachment{}, err
+	}
+	return out, nil
+}
+
+// QuotaRefusal is the refusal of a file of more bytes that would take
+// user past the quota.
+func (s *Service) QuotaRefusal(ctx context.Context, user ids.UserID, more int64) error {
+	used, _ := s.db.AttachmentBytes(ctx, user)
+	return quotaError(used, s.Quota(ctx), more)
+}
+
+// Intake is how one kind of upload goes through Take.
+type Intake struct {
+	// Limits are the processing limits (attach.Process): an attachment's,
+	// or a library document's, which keeps more text.
+	Limits attach.Limits
+	// Check, if set, sees the upload's first bytes (attach.PeekSize of
+	// them, or all) once it is received and may refuse it before anything
+	// is decoded.
+	Check func(prefix []byte) error
+	// Accept, if set, sees the processed upload and may refuse it before
+	// its file is written.
+	Accept func(res *attach.Result) error
+}
+
+// Taken is an upload received, processed and written under StorageName.
+// Result.Data is dropped once written (Size is its length): the caller
+// records a row for the file, or removes it.
+type Taken struct {
+	Result      attach.Result
+	StorageName string
+	Size        int64
+	// Quota is the quota in force (0: none), for the exact check in the
+	// transaction that records the row.
+	Quota int64
+}
+
+// Take is the upload pipeline every stored file goes through, attachments
+// and library documents alike: a user already at the quota is refused
+// before anything is decoded; the upload is received whole, then waits for
+// its share of the decoding budget, is processed by attach.Process (typed
+// by its bytes) and written under a new storage name.
+func (s *Service) Take(ctx context.Context, user ids.UserID, name string, r io.Reader, in Intake) (Taken, error) {
 	// A user already at the quota is told before anything is decoded; the
 	// exact check is made with the processed size, in the insert's
 	// transaction.
@@ -189,11 +257,15 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 	if quota > 0 {
 		used, err := s.db.AttachmentBytes(ctx, user)
 		if err != nil {
-			return store.Attachment{}, err
+			return Taken{}, err
 		}
 		if used >= quota {
-			return store.Attachment{}, quotaError(used, quota, 0)
+			return Taken{}, quotaError(used, quota, 0)
 		}
+	}
+	proc := in.Limits
+	if proc.MaxBytes <= 0 || proc.MaxBytes > s.limits.MaxBytes {
+		proc.MaxBytes = s.limits.MaxBytes
 	}
 	// The whole upload is received before any budget is taken: a client
 	// that sends a costly header and then trickles its bytes would
@@ -207,19 +279,24 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 		}()
 	}
 	if err != nil {
-		return store.Attachment{}, err
+		return Taken{}, err
 	}
-	if size > s.limits.MaxBytes {
-		return store.Attachment{}, attach.TooLarge(name, s.proc)
+	if size > proc.MaxBytes {
+		return Taken{}, attach.TooLarge(name, proc)
 	}
 	// What decoding will take is read from the upload's first bytes;
 	// text never waits behind images.
 	prefix := make([]byte, min(size, attach.PeekSize))
 	if _, err := f.ReadAt(prefix, 0); err != nil {
-		return store.Attachment{}, fmt.Errorf("read upload: %w", err)
+		return Taken{}, fmt.Errorf("read upload: %w", err)
+	}
+	if in.Check != nil {
+		if err := in.Check(prefix); err != nil {
+			return Taken{}, err
+		}
 	}
 	release := func() {}
-	b, cost := s.budget, attach.Cost(prefix, s.proc)
+	b, cost := s.budget, attach.Cost(prefix, proc)
 	if cost == 0 && size > attach.PeekSize {
 		// Not decoded, but longer than its first bytes: it is read
 		// whole into memory all the same.
@@ -227,10 +304,10 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 	}
 	if cost > 0 {
 		if release, err = b.acquire(ctx, user, cost); err != nil {
-			return store.Attachment{}, err
+			return Taken{}, err
 		}
 	}
-	res, err := s.process(ctx, name, io.NewSectionReader(f, 0, size), s.proc)
+	res, err := s.process(ctx, name, io.NewSectionReader(f, 0, size), proc)
 	if cost >= collectAfter {
 		// The decoded pixels are garbage now. Collected before their
 		// bytes go to the next upload, the process stays near the budget;
@@ -240,28 +317,54 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 	}
 	release()
 	if err != nil {
-		return store.Attachment{}, err
+		return Taken{}, err
+	}
+	if in.Accept != nil {
+		if err := in.Accept(&res); err != nil {
+			return Taken{}, err
+		}
 	}
 	stored := attach.StorageName()
 	if err := s.write(stored, res.Data); err != nil {
-		return store.Attachment{}, err
+		return Taken{}, err
 	}
-	a, err := s.db.AddAttachmentWithin(ctx, user, store.Attachment{Kind: string(res.Kind), MIME: res.MIME,
-		DisplayName: attach.DisplayName(name), StorageName: stored, Size: int64(len(res.Data)),
-		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height}, s.limits.MaxPending, quota)
+	t := Taken{Result: res, StorageName: stored, Size: int64(len(res.Data)), Quota: quota}
+	t.Result.Data = nil
+	return t, nil
+}
+
+// Copy stores a copy of the stored file from (a storage name the caller
+// has checked the user may read) as a new unsent upload a of user, within
+// the pending limit and the quota: a library document attached to a
+// message, which must not change when the document does.
+func (s *Service) Copy(ctx context.Context, user ids.UserID, from string, a store.Attachment) (store.Attachment, error) {
+	n, err := s.db.CountUnbound(ctx, user)
 	if err != nil {
-		s.Remove([]string{stored})
-		if errors.Is(err, store.ErrQuota) {
-			used, _ := s.db.AttachmentBytes(ctx, user)
-			return store.Attachment{}, quotaError(used, quota, int64(len(res.Data)))
-		}
-		if errors.Is(err, store.ErrConflict) {
-			return store.Attachment{}, apperr.Wrap(apperr.Conflict, err,
-				"you have %d files waiting to be sent; send or remove some first", s.limits.MaxPending)
-		}
 		return store.Attachment{}, err
 	}
-	return a, nil
+	if n >= s.limits.MaxPending {
+		return store.Attachment{}, apperr.New(apperr.Conflict,
+			"you have %d files waiting to be sent; send or remove some first", n)
+	}
+	src, err := s.path(from)
+	if err != nil {
+		return store.Attachment{}, err
+	}
+	in, err := os.Open(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return store.Attachment{}, apperr.Wrap(apperr.NotFound, err, "the file is missing from the data directory")
+	}
+	if err != nil {
+		return store.Attachment{}, fmt.Errorf("copy file: %w", err)
+	}
+	defer in.Close()
+	a.StorageName = attach.StorageName()
+	size, err := s.writeFrom(a.StorageName, in)
+	if err != nil {
+		return store.Attachment{}, err
+	}
+	a.Size = size
+	return s.add(ctx, user, a, s.Quota(ctx))
 }
 
 // receive copies an upload, up to one byte past MaxBytes, into a temporary
@@ -289,37 +392,45 @@ func (s *Service) receive(r io.Reader) (*os.File, int64, error) {
 // write stores data under name: to a temporary file first, then renamed,
 // so a half-written file never has a storage name.
 func (s *Service) write(name string, data []byte) error {
+	_, err := s.writeFrom(name, bytes.NewReader(data))
+	return err
+}
+
+// writeFrom stores what r holds under name, as write does, and returns its
+// size.
+func (s *Service) writeFrom(name string, r io.Reader) (int64, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("create files directory: %w", err)
+		return 0, fmt.Errorf("create files directory: %w", err)
 	}
 	p, err := s.path(name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	tmp, err := os.CreateTemp(s.dir, ".upload-*")
 	if err != nil {
-		return fmt.Errorf("store file: %w", err)
+		return 0, fmt.Errorf("store file: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
 	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
-		return fmt.Errorf("store file: %w", err)
+		return 0, fmt.Errorf("store file: %w", err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	n, err := io.Copy(tmp, r)
+	if err != nil {
 		tmp.Close()
-		return fmt.Errorf("store file: %w", err)
+		return 0, fmt.Errorf("store file: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("store file: %w", err)
+		return 0, fmt.Errorf("store file: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("store file: %w", err)
+		return 0, fmt.Errorf("store file: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
-		return fmt.Errorf("store file: %w", err)
+		return 0, fmt.Errorf("store file: %w", err)
 	}
-	return nil
+	return n, nil
 }
 
 // Get returns one of user's attachments (sent or not) and its bytes.
@@ -355,6 +466,20 @@ func (s *Service) Open(ctx context.Context, user ids.UserID, id ids.AttachmentID
 		return store.Attachment{}, nil, err
 	}
 	return a, f, nil
+}
+
+// OpenStored opens a stored file by storage name for reading. The caller
+// has checked the user may read it, and closes it.
+func (s *Service) OpenStored(name string) (*os.File, error) {
+	p, err := s.path(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, apperr.Wrap(apperr.NotFound, err, "the file is missing from the data directory")
+	}
+	return f, err
 }
 
 // Read returns a stored file's bytes. The caller has checked ownership.

@@ -23,7 +23,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/files"
 	"github.com/llembas/lembas/backend/store"
 )
@@ -43,7 +42,3 @@ func New(db *store.DB, files *files.Service, log *slog.Logger) *Service {
 	}
 	return &Service{db: db, files: files, log: log, now: time.Now}
 }
-
-// errTodo marks a method whose body is not written yet (the slices of
-// issue 14 fill them; none may remain when it is resolved).
-var errTodo = apperr.New(apperr.Internal, "not built yet")

@@ -84,7 +84,7 @@ func (db *DB) AddAttachmentWithin(ctx context.Context, user ids.UserID, a Attach
 		}
 		if quota > 0 {
 			var used int64
-			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM attachments WHERE user_id = ?`, user).Scan(&used); err != nil {
+			if err := tx.QueryRowContext(ctx, userBytes, user, user).Scan(&used); err != nil {
 				return fmt.Errorf("sum uploads: %w", err)
 			}
 			if used+a.Size > quota {
@@ -119,11 +119,18 @@ func (db *DB) AttachmentByID(ctx context.Context, user ids.UserID, id ids.Attach
 	return a, nil
 }
 
-// AttachmentBytes is how many bytes user's files take, sent or not (those
-// of chats in the trash included: they go when the trash is emptied).
+// userBytes sums the files a user's quota counts (two arguments: the user
+// twice): attachments, sent or not, and the documents of their knowledge
+// bases.
+const userBytes = `SELECT (SELECT COALESCE(SUM(size), 0) FROM attachments WHERE user_id = ?)
+	+ (SELECT COALESCE(SUM(size), 0) FROM documents WHERE owner_id = ?)`
+
+// AttachmentBytes is how many bytes user's files take: attachments, sent
+// or not (those of chats in the trash included: they go when the trash is
+// emptied), and the documents in their knowledge bases.
 func (db *DB) AttachmentBytes(ctx context.Context, user ids.UserID) (int64, error) {
 	var n int64
-	err := db.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM attachments WHERE user_id = ?`, user).Scan(&n)
+	err := db.r.QueryRowContext(ctx, userBytes, user, user).Scan(&n)
 	return n, err
 }
 
@@ -189,10 +196,12 @@ func (db *DB) DeleteStaleUploads(ctx context.Context, olderThan int64) ([]string
 }
 
 // StorageNameKnown reports whether a file name in the files directory
-// belongs to an attachment row (the orphan sweep keeps only those).
+// belongs to an attachment row or a library document (the orphan sweep
+// keeps only those).
 func (db *DB) StorageNameKnown(ctx context.Context, name string) (bool, error) {
 	var ok bool
-	err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM attachments WHERE storage_name = ?)`, name).Scan(&ok)
+	err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM attachments WHERE storage_name = ?)
+		OR EXISTS (SELECT 1 FROM documents WHERE storage_name = ?)`, name, name).Scan(&ok)
 	return ok, err
 }
 

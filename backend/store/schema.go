@@ -418,6 +418,8 @@ var Current = Schema{
 			Indexes: []Index{
 				{Name: "documents_base", On: "documents(base_id)"},
 				{Name: "documents_owner", On: "documents(owner_id)"},
+				// The orphan sweep asks, per file, whether a row names it.
+				{Name: "documents_storage", On: "documents(storage_name)", Unique: true},
 			},
 		},
 		{
