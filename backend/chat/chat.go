@@ -132,7 +132,8 @@ type SendInput struct {
 	ToolsOff bool `json:"toolsOff,omitempty"`
 	// Knowledge starts a new chat with its knowledge search limited to
 	// some bases, so that its first reply already searches only them (an
-	// existing chat changes it with Library.SetChatScope).
+	// existing chat changes it with Library.SetChatScope; sent with one,
+	// it is refused).
 	Knowledge *KnowledgeInput `json:"knowledge,omitempty"`
 }
 
@@ -215,6 +216,11 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		}
 		if s.gen.Running(st.Chat.ID) {
 			return Turn{}, apperr.New(apperr.Conflict, "a reply is still being written; stop it or wait")
+		}
+		if in.Knowledge != nil {
+			// Not ignored like a new chat's other settings: it names bases,
+			// and an id is either used and checked or refused.
+			return Turn{}, apperr.New(apperr.Invalid, "this chat exists already; its knowledge bases are changed with Library.SetChatScope")
 		}
 		if in.ModelID != 0 && (st.Chat.ModelID == nil || *st.Chat.ModelID != in.ModelID) {
 			mid := in.ModelID

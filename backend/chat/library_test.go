@@ -166,6 +166,20 @@ func TestNewChatScopeIsChecked(t *testing.T) {
 	if chats, _ := e.c.DB.ListChats(ctx, e.user, store.ChatFilter{}); len(chats) != 0 {
 		t.Errorf("a refused send stored %d chats", len(chats))
 	}
+	// An existing chat's scope is not Send's: refused, even with a base of
+	// one's own, and nothing is stored.
+	mine := e.libraryBase(e.user, "Mine", "mine.md", "My text.")
+	e.llm.Enqueue(fakellm.Stream("Hello."))
+	turn, err := e.c.Chat.Send(member(e), e.user, chat.SendInput{ModelID: e.model, Content: "Hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(turn.Chat.ID)
+	_, err = e.c.Chat.Send(member(e), e.user, chat.SendInput{ChatID: turn.Chat.ID, Content: "Again",
+		Knowledge: &chat.KnowledgeInput{Scoped: true, Bases: []ids.BaseID{mine.ID}}})
+	if apperr.KindOf(err) != apperr.Invalid || e.rows(turn.Chat.ID) != 2 {
+		t.Errorf("knowledge sent with an existing chat: %v, %d messages", err, e.rows(turn.Chat.ID))
+	}
 }
 
 // An administrator previewing a member's request sees where the member's
