@@ -29,6 +29,10 @@ const (
 	NameSkillRead       = "skill_read"
 )
 
+// MaxNoteRead bounds the text of a note notes_read returns: a note may
+// hold 256 KiB, which would fill most models' context in one result.
+const MaxNoteRead = 48 << 10
+
 // Knowledge search hits: how many a call gets unless it asks (and at
 // most), and notes listed by notes_search.
 const (
@@ -257,7 +261,15 @@ func (s *Service) notesDefs() []tools.Tool {
 				if err != nil {
 					return s.noteFailure(err, *a.ID, "read")
 				}
-				return tools.Result{Text: fmt.Sprintf("Note %d: %s\n%s\n\n%s", n.ID, oneLine(n.Title), ownership(c.Caller.User, n), n.Body)}
+				body := n.Body
+				if len(body) > MaxNoteRead {
+					cut := MaxNoteRead
+					for cut > 0 && !utf8.RuneStart(body[cut]) {
+						cut--
+					}
+					body = body[:cut] + fmt.Sprintf("\n\n[The note goes on; it was cut here, at %d KB of %d KB.]", cut>>10, len(n.Body)>>10)
+				}
+				return tools.Result{Text: fmt.Sprintf("Note %d: %s\n%s\n\n%s", n.ID, oneLine(n.Title), ownership(c.Caller.User, n), body)}
 			},
 		},
 		{

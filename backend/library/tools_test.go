@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
@@ -276,6 +277,15 @@ func TestNotesTools(t *testing.T) {
 	}
 	if n, _ := s.lib.Note(ctx, s.frodo, n.ID); n.Body != "And on." {
 		t.Errorf("the shared note changed: %q", n.Body)
+	}
+	// A long note is read in part, cut on a character, saying so.
+	long, err := s.lib.CreateNote(ctx, s.frodo, "Long", strings.Repeat("é", library.MaxNoteRead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = s.run(frodo, store.Chat{}, library.NameNotesRead, `{"id":`+itoa(int64(long.ID))+`}`)
+	if res.Failed || len(res.Text) > library.MaxNoteRead+200 || !utf8.ValidString(res.Text) || !strings.Contains(res.Text, "[The note goes on; it was cut here, at 48 KB of 96 KB.]") {
+		t.Errorf("a long note: %d bytes, ends %q", len(res.Text), res.Text[max(0, len(res.Text)-80):])
 	}
 	// The administrator, not a grantee: the note does not exist for them.
 	for _, call := range []struct{ tool, args string }{
