@@ -20,7 +20,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v9';
+const VERSION = 'v10';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -45,6 +45,7 @@ const SHELL = [
   '/css/auth.css',
   '/css/account.css',
   '/css/admin.css',
+  '/css/library.css',
   '/css/quick.css',
   '/css/highlight.css',
   '/vendor/htm-preact/standalone.module.js',
@@ -84,6 +85,13 @@ const SHELL = [
   '/js/core/transport.js',
   '/js/core/ui.js',
   '/js/core/vnodes.js',
+  '/js/library/common.js',
+  '/js/library/knowledge.js',
+  '/js/library/library.js',
+  '/js/library/memories.js',
+  '/js/library/notes.js',
+  '/js/library/share.js',
+  '/js/library/skills.js',
   '/js/settings/connections.js',
   '/js/settings/models.js',
   '/js/settings/settings.js',

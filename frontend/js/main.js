@@ -19,6 +19,7 @@ import { Sidebar } from './shell/sidebar.js';
 import { ChatView } from './chat/chat.js';
 import { TrashView } from './chat/trash.js';
 import { SettingsView } from './settings/settings.js';
+import { LibraryView } from './library/library.js';
 import { DialogHost, ToastHost, toast } from './core/ui.js';
 import { bootBrowser, registerServiceWorker } from './account/login.js';
 import { AccountChip } from './account/account.js';
@@ -252,6 +253,8 @@ function Screen({ route, narrow }) {
       return html`<${TrashView} />`;
     case 'settings':
       return html`<${SettingsView} tab=${route.tab} sub=${route.sub} narrow=${narrow} />`;
+    case 'library':
+      return html`<${LibraryView} tab=${route.tab} sub=${route.sub} narrow=${narrow} />`;
     default:
       return html`<${ChatView} key=${'new-' + route.n} chatId=${null} narrow=${narrow} />`;
   }
@@ -333,7 +336,7 @@ function App() {
   // A new screen closes the phone sidebar and moves focus to it.
   useEffect(() => {
     setSidebarOpen(false);
-    if (route.name === 'settings' || route.name === 'trash') {
+    if (route.name === 'settings' || route.name === 'trash' || route.name === 'library') {
       const h = document.querySelector('.main .page-title');
       if (h) h.focus({ preventScroll: true });
     }

@@ -1,8 +1,10 @@
 // html.js — the only module that turns HTML strings into DOM.
 //
-// Why this is safe: every caller passes one of the three values docs/API.md
+// Why this is safe: every caller passes one of the values docs/API.md
 // documents as HTML sanitised by the Go side — Message.html, a `gen` frame's
-// seal / tail / full, and a search hit's snippet (escaped text with <mark>).
+// seal / tail / full, a search hit's snippet (escaped text with <mark>), and
+// the library's rendered Markdown (a note's html, Library.Preview's html,
+// both from backend/render).
 // Nothing else (titles, message text, file names, errors, model names) may
 // come through here: those are set as text, which Preact escapes.
 //
@@ -69,4 +71,19 @@ export function Snippet({ markup, className }) {
     }
   };
   return html`<span class=${className} ref=${ref}></span>`;
+}
+
+/**
+ * Rendered shows server-rendered Markdown (a note's html, a preview) in a
+ * div of className; like Snippet it replaces its children only when the
+ * markup changes.
+ */
+export function Rendered({ markup, className, id }) {
+  const ref = (el) => {
+    if (el && shown.get(el) !== markup) {
+      setSanitised(el, markup);
+      shown.set(el, markup);
+    }
+  };
+  return html`<div class=${className} id=${id} ref=${ref}></div>`;
 }

@@ -6,6 +6,8 @@
 //   #/settings                the first settings tab the reader may see
 //   #/settings/TAB            a tab of SETTINGS_TABS; some take one more
 //                             part (…/connections/new, …/users/ID, …/users/new)
+//   #/library/TAB[/SUB]       the library: a tab of LIBRARY_TABS, SUB one
+//                             item of it (an id, or new)
 //
 // SETTINGS_TABS is the one list of the settings routes: the router accepts
 // them and settings.js draws its tab bar from them (each tab's view is
@@ -37,6 +39,17 @@ export const SETTINGS_TABS = [
   { id: 'about', label: 'About' },
 ];
 
+/**
+ * LIBRARY_TABS are the library's routes in its tab bar's order
+ * (library/library.js draws each).
+ */
+export const LIBRARY_TABS = [
+  { id: 'knowledge', label: 'Knowledge' },
+  { id: 'notes', label: 'Notes' },
+  { id: 'memories', label: 'Memories' },
+  { id: 'skills', label: 'Skills' },
+];
+
 /** settingsTabs returns the tabs a reader sees. */
 export function settingsTabs({ admin, desktop }) {
   return SETTINGS_TABS.filter((t) => (!t.admin || admin) && (!t.desktop || desktop));
@@ -52,6 +65,10 @@ export function parse(hash) {
     const tab = SETTINGS_TABS.some((t) => t.id === parts[1]) ? parts[1] : '';
     return { name: 'settings', tab, sub: parts[2] || '' };
   }
+  if (parts[0] === 'library') {
+    const tab = LIBRARY_TABS.some((t) => t.id === parts[1]) ? parts[1] : LIBRARY_TABS[0].id;
+    return { name: 'library', tab, sub: parts[1] === tab ? parts[2] || '' : '' };
+  }
   return { name: 'new' };
 }
 
@@ -60,6 +77,7 @@ export const hrefs = {
   chat: (id) => `#/chat/${id}`,
   trash: '#/trash',
   settings: (tab = '', sub = '') => (tab ? `#/settings/${tab}${sub ? '/' + sub : ''}` : '#/settings'),
+  library: (tab = LIBRARY_TABS[0].id, sub = '') => `#/library/${tab}${sub ? '/' + sub : ''}`,
 };
 
 // One-shot intents carried alongside a navigation (not in the URL): which

@@ -267,6 +267,20 @@ export function useMe() {
   return { me: who, ready: ready || !!a.seed, admin, failed: a.status === 'failed' && !who };
 }
 
+/**
+ * useCan reports whether the signed-in person holds a permission
+ * (Account.Me's list; administrators hold every one). False until it is
+ * known: what it shows is offered only once the server would allow it.
+ */
+export function useCan(perm) {
+  const a = useField('account');
+  useEffect(() => {
+    if (state.account.status === 'idle') loadMe();
+  }, []);
+  const me = a.me;
+  return !!me && (!!me.admin || (Array.isArray(me.permissions) && me.permissions.includes(perm)));
+}
+
 // ----- Preferences -----
 
 let prefsAsked = null; // the first Prefs.Get, until it answers or fails

@@ -31,6 +31,7 @@ const PATHS = {
   bell: 'M6 16V11a6 6 0 1 1 12 0v5l2 2H4zM10 20h4',
   check: 'M5 12l5 5 9-10',
   back: 'M19 12H5M11 6l-6 6 6 6',
+  book: 'M5 4h12a2 2 0 0 1 2 2v14H7a2 2 0 0 1-2-2zM5 18a2 2 0 0 1 2-2h12',
 };
 
 export function Icon({ name, className }) {

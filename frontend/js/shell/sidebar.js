@@ -3,7 +3,7 @@
 
 import { html, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { call } from '../core/transport.js';
-import { useStore, refreshChats, refreshFolders, isStreaming } from '../core/store.js';
+import { useStore, useCan, refreshChats, refreshFolders, isStreaming } from '../core/store.js';
 import { hrefs, navigate } from '../core/router.js';
 import { Snippet } from '../core/html.js';
 import { Icon, MenuButton, Avatar, ask, confirmAction, choose, toast, toastError } from '../core/ui.js';
@@ -194,6 +194,7 @@ function SearchResults({ query, hits, searching, error, onPick }) {
 
 export function Sidebar({ route, brand, footer }) {
   const store = useStore();
+  const library = useCan('library.use');
   const [query, setQuery] = useState('');
   const [hits, setHits] = useState(null);
   const [searching, setSearching] = useState(false);
@@ -336,6 +337,13 @@ export function Sidebar({ route, brand, footer }) {
 
       <div class="sidebar-footer">
         <${NotifyBanner} />
+        ${!!library && html`
+          <div class="sidebar-links">
+            <a class=${'btn btn-ghost sidebar-link' + (route.name === 'library' ? ' is-active' : '')} href=${hrefs.library()}
+              id="sidebar-library" aria-current=${route.name === 'library' ? 'page' : undefined}>
+              <${Icon} name="book" /><span>Library</span>
+            </a>
+          </div>`}
         <div class="sidebar-links">
           <a class=${'btn btn-ghost sidebar-link' + (route.name === 'trash' ? ' is-active' : '')} href=${hrefs.trash}
             aria-current=${route.name === 'trash' ? 'page' : undefined}>
