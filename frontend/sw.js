@@ -86,6 +86,7 @@ const SHELL = [
   '/js/core/ui.js',
   '/js/core/vnodes.js',
   '/js/library/common.js',
+  '/js/library/inchat.js',
   '/js/library/knowledge.js',
   '/js/library/library.js',
   '/js/library/memories.js',

@@ -30,6 +30,7 @@ type Facades struct {
 	Prompts     *Prompts
 	CustomTools *CustomTools
 	MCP         *MCP
+	Library     *Library
 	Diag        *Diag
 }
 
@@ -49,6 +50,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"Prompts", f.Prompts},
 		{"CustomTools", f.CustomTools},
 		{"MCP", f.MCP},
+		{"Library", f.Library},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

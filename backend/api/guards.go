@@ -192,6 +192,21 @@ var Table = map[string]Guards{
 	"CustomTools": {
 		"List": AdminOnly, "Get": AdminOnly, "Save": AdminOnly, "Delete": AdminOnly, "Try": AdminOnly,
 	},
+	// The library: what each method may reach is store.Visible's (the
+	// caller's own items and those shared with them; administrators do not
+	// bypass it), checked in the service.
+	"Library": {
+		"Bases": libraryUse, "CreateBase": libraryUse, "UpdateBase": libraryUse, "DeleteBase": libraryUse,
+		"Documents": libraryUse, "Document": libraryUse, "DeleteDocument": libraryUse,
+		"Search": libraryUse, "AttachDocument": libraryUse, "ChatScope": libraryUse, "SetChatScope": libraryUse,
+		"Notes": libraryUse, "Note": libraryUse, "CreateNote": libraryUse, "UpdateNote": libraryUse,
+		"DeleteNote": libraryUse, "Preview": libraryUse,
+		"Memories": libraryUse, "AddMemory": libraryUse, "UpdateMemory": libraryUse, "DeleteMemory": libraryUse,
+		"SetMemoryOn": libraryUse,
+		"Skills":      libraryUse, "Skill": libraryUse, "CreateSkill": libraryUse, "UpdateSkill": libraryUse,
+		"DeleteSkill": libraryUse,
+		"Shares":      libraryUse, "SetShares": Perm(auth.LibraryShare), "People": libraryUse,
+	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,
@@ -202,6 +217,7 @@ var Table = map[string]Guards{
 var (
 	desktopWindow = DesktopOwner("only the desktop window can change itself").Note("desktop app only")
 	selfTest      = SignedIn.Note("registered only under LEMBAS_SELFTEST")
+	libraryUse    = Perm(auth.LibraryUse)
 )
 
 // GuardOf returns the guard of "Facade.Method" in Table.

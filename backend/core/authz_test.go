@@ -44,6 +44,13 @@ type authzIDs struct {
 	Session  ids.SessionID
 	// Attachment is an unsent upload (a sent one in the trash set).
 	Attachment ids.AttachmentID
+	// The library's: a knowledge base and one of its documents, a note, a
+	// memory and a skill.
+	Base     ids.BaseID
+	Document ids.DocumentID
+	Note     ids.NoteID
+	Memory   ids.MemoryID
+	Skill    ids.SkillID
 }
 
 // authzCall says how to call one method with the ids in s, and valid
@@ -54,6 +61,23 @@ type authzCall struct {
 	// (a paging cursor): another user's id there, next to the caller's own
 	// other ids, may succeed, but must not return anything of theirs.
 	cursor []reflect.Type
+	// filters: the method leaves out what the caller cannot see instead
+	// of refusing it (a search over chosen bases), so it may succeed; the
+	// leak check on its answer is what holds (the query is A's word).
+	filters bool
+	// invalid: an id of A's inside the request's body may be refused as
+	// invalid, with a message that says what is wrong (a base the chat
+	// cannot use, a grantee who cannot be one) and nothing of A's.
+	invalid bool
+}
+
+// refusedOK says whether r is a refusal call allows besides not_found and
+// forbidden (which refused checks), or a success of a filtering method.
+func (call authzCall) refusedOK(r api.Result, barred bool) bool {
+	if barred {
+		return false
+	}
+	return (call.filters && r.Error == nil) || (call.invalid && r.Error != nil && r.Error.Kind == apperr.Invalid)
 }
 
 var (
@@ -67,6 +91,11 @@ var (
 	groupIDType   = reflect.TypeFor[ids.GroupID]()
 	sessionIDType = reflect.TypeFor[ids.SessionID]()
 	attachIDType  = reflect.TypeFor[ids.AttachmentID]()
+	baseIDType    = reflect.TypeFor[ids.BaseID]()
+	docIDType     = reflect.TypeFor[ids.DocumentID]()
+	noteIDType    = reflect.TypeFor[ids.NoteID]()
+	memoryIDType  = reflect.TypeFor[ids.MemoryID]()
+	skillIDType   = reflect.TypeFor[ids.SkillID]()
 )
 
 func authzNone(authzIDs) []any { return nil }
@@ -198,6 +227,54 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Chats.Live":    {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Trash":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Restore": {args: func(s authzIDs) []any { return []any{s.Chat} }},
+
+		"Library.Bases":          {args: authzNone},
+		"Library.CreateBase":     {args: func(authzIDs) []any { return []any{map[string]any{"name": "B's other base"}} }},
+		"Library.UpdateBase":     {args: func(s authzIDs) []any { return []any{s.Base, map[string]any{"name": "pwned", "description": "pwned"}} }},
+		"Library.DeleteBase":     {args: func(s authzIDs) []any { return []any{s.Base} }},
+		"Library.Documents":      {args: func(s authzIDs) []any { return []any{s.Base} }},
+		"Library.Document":       {args: func(s authzIDs) []any { return []any{s.Document} }},
+		"Library.DeleteDocument": {args: func(s authzIDs) []any { return []any{s.Document} }},
+		"Library.Search": {args: func(s authzIDs) []any {
+			return []any{map[string]any{"query": authzSecretWord, "bases": []ids.BaseID{s.Base}}}
+		}, filters: true},
+		"Library.AttachDocument": {args: func(s authzIDs) []any { return []any{s.Document} }},
+		"Library.ChatScope":      {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Library.SetChatScope": {args: func(s authzIDs) []any {
+			return []any{s.Chat, map[string]any{"scoped": true, "bases": []ids.BaseID{s.Base}}}
+		}, invalid: true},
+		"Library.Notes":       {args: func(authzIDs) []any { return []any{map[string]any{"query": authzSecretWord}} }},
+		"Library.Note":        {args: func(s authzIDs) []any { return []any{s.Note} }},
+		"Library.CreateNote":  {args: func(authzIDs) []any { return []any{map[string]any{"title": "B's note", "body": "otters"}} }},
+		"Library.UpdateNote":  {args: func(s authzIDs) []any { return []any{s.Note, map[string]any{"title": "pwned", "body": "pwned"}} }},
+		"Library.DeleteNote":  {args: func(s authzIDs) []any { return []any{s.Note} }},
+		"Library.Preview":     {args: func(authzIDs) []any { return []any{map[string]any{"markdown": "*otters*"}} }},
+		"Library.Memories":    {args: authzNone},
+		"Library.AddMemory":   {args: func(authzIDs) []any { return []any{map[string]any{"text": "B likes otters."}} }},
+		"Library.SetMemoryOn": {args: func(authzIDs) []any { return []any{map[string]any{"on": false}} }},
+		"Library.UpdateMemory": {args: func(s authzIDs) []any {
+			return []any{s.Memory, map[string]any{"text": "pwned"}}
+		}},
+		"Library.DeleteMemory": {args: func(s authzIDs) []any { return []any{s.Memory} }},
+		"Library.Skills":       {args: authzNone},
+		"Library.Skill":        {args: func(s authzIDs) []any { return []any{s.Skill} }},
+		"Library.CreateSkill": {args: func(authzIDs) []any {
+			return []any{map[string]any{"name": "b-skill", "description": "B's skill", "body": "Be B."}}
+		}},
+		"Library.UpdateSkill": {args: func(s authzIDs) []any {
+			return []any{s.Skill, map[string]any{"name": "pwned", "description": "pwned", "body": "pwned"}}
+		}},
+		"Library.DeleteSkill": {args: func(s authzIDs) []any { return []any{s.Skill} }},
+		// The item's id is a plain number beside its kind (no ids type), so
+		// the library subtest below probes each kind with A's items; here B
+		// reads and changes the shares of B's own base. Sharing one's own
+		// base with A, or a group, is allowed: those slots may pass.
+		"Library.Shares": {args: func(s authzIDs) []any { return []any{map[string]any{"kind": "base", "id": s.Base}} }},
+		"Library.SetShares": {args: func(s authzIDs) []any {
+			return []any{map[string]any{"kind": "base", "id": s.Base,
+				"to": []map[string]any{{"userId": s.User}, {"groupId": s.Group}}}}
+		}, cursor: []reflect.Type{userIDType, groupIDType}, invalid: true},
+		"Library.People": {args: authzNone},
 	}
 }
 
@@ -300,6 +377,16 @@ func (base authzIDs) withKind(k reflect.Type, other authzIDs) authzIDs {
 		base.Session = other.Session
 	case attachIDType:
 		base.Attachment = other.Attachment
+	case baseIDType:
+		base.Base = other.Base
+	case docIDType:
+		base.Document = other.Document
+	case noteIDType:
+		base.Note = other.Note
+	case memoryIDType:
+		base.Memory = other.Memory
+	case skillIDType:
+		base.Skill = other.Skill
 	}
 	return base
 }
@@ -326,6 +413,16 @@ func (s authzIDs) has(k reflect.Type, val any) bool {
 		return v == int64(s.Model)
 	case attachIDType:
 		return v == int64(s.Attachment)
+	case baseIDType:
+		return v == int64(s.Base)
+	case docIDType:
+		return v == int64(s.Document)
+	case noteIDType:
+		return v == int64(s.Note)
+	case memoryIDType:
+		return v == int64(s.Memory)
+	case skillIDType:
+		return v == int64(s.Skill)
 	}
 	return false
 }
@@ -452,6 +549,50 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	chatB, userMsgB, replyB := send(B, 0, "B asks about otters")
 	attB := upload(B, "otters.txt", "B's otter notes")
 
+	// The library of each: a base with a document, a note, a memory, a
+	// skill. A's carry the secret word, so a leak shows.
+	type libItems struct {
+		base  ids.BaseID
+		doc   ids.DocumentID
+		note  ids.NoteID
+		mem   ids.MemoryID
+		skill ids.SkillID
+	}
+	mkLibrary := func(u ids.UserID, word string) libItems {
+		t.Helper()
+		b, err := c.Library.CreateBase(ctx, u, word+" base", "the "+word+" papers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := c.Library.Ingest(ctx, u, b.ID, word+".md", strings.NewReader("# "+word+"\n\nThe "+word+" document says the harvest is in May.\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Library.CreateNote(ctx, u, word+" note", "The "+word+" note body.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.Library.AddMemory(ctx, u, "Keeps "+word+" in the cellar.", "person")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, err := c.Library.CreateSkill(ctx, u, word+"-skill", "How to "+word, "Do the "+word+" thing.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return libItems{b.ID, d.ID, n.ID, m.ID, sk.ID}
+	}
+	libA, libB := mkLibrary(A, authzSecretWord), mkLibrary(B, "otter")
+	// C: another administrator, who is no grantee of A's: administrators
+	// do not bypass the library's rule (store.Visible).
+	res, err = c.DB.Write().ExecContext(ctx, `INSERT INTO users (username, display_name, is_admin, is_owner, status, created_at, updated_at)
+		VALUES (?, 'C', 1, 0, 'active', ?, ?)`, fmt.Sprintf("authz-c-%d", time.Now().UnixNano()), now, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cID, _ := res.LastInsertId()
+	callerC := api.Caller{UserID: cID, Admin: true, Via: "authz-test"}
+
 	// Sessions for both, a group of A's admin making, and a restricted
 	// model B may not use.
 	sessionID := func(u ids.UserID) ids.SessionID {
@@ -535,6 +676,38 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			v, _, err := c.DB.Setting(ctx, k)
 			put("setting "+k, v, err)
 		}
+		// A's library, A's own items only (what is shared with A may
+		// change: B may share B's own with A). An error is kept as the
+		// value, so a deletion shows as a change, not a failed snapshot.
+		putLib := func(k string, v any, err error) {
+			if err != nil {
+				v = "error: " + err.Error()
+			}
+			b, _ := json.Marshal(v)
+			s[k] = string(b)
+		}
+		bases, err := c.Library.Bases(ctx, A)
+		putLib("library bases", slices.DeleteFunc(bases, func(b store.KnowledgeBase) bool { return b.OwnerID != A }), err)
+		docs, err := c.Library.Documents(ctx, A, libA.base)
+		putLib("documents", docs, err)
+		doc, err := c.Library.Document(ctx, A, libA.doc)
+		putLib("document", doc, err)
+		notes, err := c.Library.Notes(ctx, A, "", 1000)
+		putLib("notes", slices.DeleteFunc(notes, func(n store.Note) bool { return n.OwnerID != A }), err)
+		note, err := c.Library.Note(ctx, A, libA.note)
+		putLib("note", note, err)
+		mems, err := c.Library.Memories(ctx, A)
+		putLib("memories", mems, err)
+		on, err := c.Library.MemoryOn(ctx, A)
+		putLib("memory on", on, err)
+		skills, err := c.Library.Skills(ctx, A)
+		putLib("skills", slices.DeleteFunc(skills, func(k store.Skill) bool { return k.OwnerID != A }), err)
+		for kind, id := range map[store.LibraryKind]int64{store.KindBase: int64(libA.base), store.KindNote: int64(libA.note), store.KindSkill: int64(libA.skill)} {
+			g, err := c.Library.Shares(ctx, A, kind, id)
+			putLib("shares of "+string(kind), g, err)
+		}
+		scope, scoped, err := c.Library.ChatScope(ctx, A, chatA)
+		putLib("chat scope", map[string]any{"scope": scope, "bases": scoped}, err)
 		return s
 	}
 	// settle waits until no reply runs and background work (titles, unread
@@ -578,7 +751,8 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	defer subA.Close()
 
 	idsA := authzIDs{Chat: chatA, UserMsg: userMsgA, ReplyMsg: replyA, Folder: folderA.ID, Conn: pconn.ID, Model: pmodel.ID,
-		User: A, Group: ids.GroupID(groupA.ID), Session: sessA, Attachment: attA}
+		User: A, Group: ids.GroupID(groupA.ID), Session: sessA, Attachment: attA,
+		Base: libA.base, Document: libA.doc, Note: libA.note, Memory: libA.mem, Skill: libA.skill}
 	// The same with the instance-wide connection and model, which B may
 	// use but not change.
 	idsAShared := idsA
@@ -587,7 +761,8 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	idsATrash.Chat, idsATrash.UserMsg, idsATrash.ReplyMsg = trashA, trashUserA, trashReplyA
 	idsATrash.Attachment = sentAttA
 	idsB := authzIDs{Chat: chatB, UserMsg: userMsgB, ReplyMsg: replyB, Folder: folderB.ID, Conn: w.conn, Model: w.model,
-		User: B, Group: ids.GroupID(groupA.ID), Session: sessB, Attachment: attB}
+		User: B, Group: ids.GroupID(groupA.ID), Session: sessB, Attachment: attB,
+		Base: libB.base, Document: libB.doc, Note: libB.note, Memory: libB.mem, Skill: libB.skill}
 	aIDSets := []authzIDs{idsA, idsAShared, idsATrash}
 
 	leaks := func(b []byte) string {
@@ -638,7 +813,13 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	}
 	checkResult := func(t *testing.T, what string, r api.Result) {
 		t.Helper()
-		if m := leaks(r.Result); m != "" {
+		result := r.Result
+		if strings.HasPrefix(what, "Library.") {
+			// Groups are named to everyone who may share (Library.People):
+			// the group's name is not A's data there.
+			result = bytes.ReplaceAll(result, []byte(groupA.Name), nil)
+		}
+		if m := leaks(result); m != "" {
 			t.Errorf("CROSS-USER READ: %s returned A's data (%q): %.600s", what, m, r.Result)
 		}
 		if r.Error != nil {
@@ -714,6 +895,11 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			}
 			for _, s := range slots {
 				vals := got[s.path]
+				if strings.Contains(s.path, "[]") {
+					// In a list of one-of entries (a grantee is a person or
+					// a group) the other kind's field is zero.
+					vals = slices.DeleteFunc(slices.Clone(vals), func(v any) bool { return v == int64(0) || v == "" })
+				}
 				if len(vals) == 0 {
 					t.Errorf("authzCalls[%s] leaves the id slot %s (%s) empty: fill it from the ids it is given", m.Name, s.path, s.typ.Name())
 				}
@@ -727,9 +913,11 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 				variants++
 				r := callB(m.Name, args)
 				checkResult(t, what, r)
-				if mayPass && r.Error == nil {
+				switch {
+				case mayPass && r.Error == nil:
 					checkOwnOnly(t, m.Name, r, aChats, folderA.ID, pmodel.ID, chatB, folderB.ID)
-				} else {
+				case call.refusedOK(r, bar):
+				default:
 					refused(t, what, r, bar)
 				}
 				after(t, what)
@@ -856,6 +1044,134 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		if code, body := do(http.MethodGet, attB); code != http.StatusOK || !strings.Contains(body, "otter") {
 			t.Errorf("control: B's own file: %d %.100s", code, body)
 		}
+	})
+
+	// ---- The library, as B and as administrator C: neither owns A's
+	// items nor is a grantee, so every id of A's is refused (the shares'
+	// item ids, plain numbers, by kind here), and no list or search shows
+	// A's. Then the document routes over HTTP, and a grantee as control.
+	t.Run("library", func(t *testing.T) {
+		for _, who := range []struct {
+			name   string
+			caller api.Caller
+		}{{"B", callerB}, {"administrator C", callerC}} {
+			callAs := func(method string, args []byte) api.Result { return c.Dispatcher.Call(ctx, who.caller, method, args) }
+			for _, m := range c.Dispatcher.Methods() {
+				if !strings.HasPrefix(m.Name, "Library.") {
+					continue
+				}
+				var slots []idSlot
+				for i, p := range m.Params {
+					idSlots(p, fmt.Sprintf("arg%d", i+1), map[reflect.Type]bool{}, &slots)
+				}
+				a := calls[m.Name].args(idsA)
+				what := fmt.Sprintf("%s as %s with A's items %s", m.Name, who.name, args(a))
+				r := callAs(m.Name, encodeArgs(a))
+				checkResult(t, what, r)
+				if (len(slots) > 0 || m.Name == "Library.Shares") && !calls[m.Name].refusedOK(r, false) {
+					refused(t, what, r, false)
+				}
+				after(t, what)
+			}
+			for kind, id := range map[string]int64{"base": int64(libA.base), "note": int64(libA.note), "skill": int64(libA.skill)} {
+				for _, method := range []string{"Library.Shares", "Library.SetShares"} {
+					a := []any{map[string]any{"kind": kind, "id": id, "to": []map[string]any{{"userId": who.caller.UserID}}}}
+					if method == "Library.Shares" {
+						a = []any{map[string]any{"kind": kind, "id": id}}
+					}
+					what := fmt.Sprintf("%s as %s of A's %s", method, who.name, kind)
+					r := callAs(method, encodeArgs(a))
+					checkResult(t, what, r)
+					refused(t, what, r, false)
+					after(t, what)
+				}
+			}
+			// Everything the caller can see: nothing of A's.
+			for _, probe := range []struct {
+				method string
+				args   []any
+			}{
+				{"Library.Search", []any{map[string]any{"query": authzSecretWord}}},
+				{"Library.Search", []any{map[string]any{"query": "harvest"}}},
+				{"Library.Notes", []any{map[string]any{}}},
+				{"Library.Bases", nil}, {"Library.Skills", nil}, {"Library.Memories", nil},
+			} {
+				what := fmt.Sprintf("%s as %s %s", probe.method, who.name, args(probe.args))
+				r := callAs(probe.method, encodeArgs(probe.args))
+				if r.Error != nil {
+					t.Errorf("%s failed: %+v", what, r.Error)
+				}
+				checkResult(t, what, r)
+			}
+		}
+		// Control: B's own search finds B's document, so the empty
+		// answers above are about A's.
+		if r := callB("Library.Search", encodeArgs([]any{map[string]any{"query": "harvest"}})); r.Error != nil ||
+			!strings.Contains(string(r.Result), fmt.Sprintf(`"documentId":%d`, libB.doc)) {
+			t.Errorf("control: B's search does not find B's own document: %s %+v", r.Result, r.Error)
+		}
+
+		docs := func(caller api.Caller) http.Handler {
+			h, err := httpapi.New(httpapi.Options{Dispatcher: c.Dispatcher, Bus: c.Bus, Files: frontend.FS(),
+				Log: slog.New(slog.DiscardHandler), Caller: func(*http.Request) (api.Caller, error) { return caller, nil },
+				Documents: api.NewLibraryRoutes(c.Library, c.Bus, c.permits)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}
+		get := func(h http.Handler, id ids.DocumentID) (int, string) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/library/documents/%d", id), nil))
+			return rec.Code, rec.Body.String()
+		}
+		post := func(h http.Handler, base ids.BaseID) (int, string) {
+			var body bytes.Buffer
+			mw := multipart.NewWriter(&body)
+			mw.WriteField("base", fmt.Sprint(base))
+			fw, _ := mw.CreateFormFile("file", "pwned.md")
+			fw.Write([]byte("pwned"))
+			mw.Close()
+			req := httptest.NewRequest(http.MethodPost, "/api/library/documents", &body)
+			req.Header.Set("Content-Type", mw.FormDataContentType())
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec.Code, rec.Body.String()
+		}
+		for _, who := range []struct {
+			name   string
+			caller api.Caller
+		}{{"B", callerB}, {"administrator C", callerC}} {
+			h := docs(who.caller)
+			if code, body := get(h, libA.doc); code != http.StatusNotFound || leaks([]byte(body)) != "" {
+				t.Errorf("CROSS-USER READ: GET A's document %d as %s: %d %.200s, want 404", libA.doc, who.name, code, body)
+			}
+			if code, body := post(h, libA.base); code != http.StatusNotFound && code != http.StatusForbidden {
+				t.Errorf("CROSS-USER ACCESS: POST a document into A's base %d as %s: %d %.200s, want 404", libA.base, who.name, code, body)
+			}
+			after(t, "document routes as "+who.name)
+		}
+		if code, body := get(docs(callerB), libB.doc); code != http.StatusOK || !strings.Contains(body, "otter") {
+			t.Errorf("control: B's own document: %d %.100s", code, body)
+		}
+
+		// Control: a grantee reads what is shared with them, and only that.
+		if _, err := c.Library.SetShares(ctx, A, store.KindBase, int64(libA.base), []store.Grantee{{UserID: ids.UserID(cID)}}); err != nil {
+			t.Fatal(err)
+		}
+		if code, body := get(docs(callerC), libA.doc); code != http.StatusOK || !strings.Contains(body, authzSecretWord) {
+			t.Errorf("control: C, a grantee of A's base, cannot download its document: %d %.100s", code, body)
+		}
+		if r := c.Dispatcher.Call(ctx, callerC, "Library.Note", encodeArgs([]any{libA.note})); r.Error == nil {
+			t.Errorf("CROSS-USER READ: C, a grantee of A's base only, reads A's note: %s", r.Result)
+		}
+		if r := c.Dispatcher.Call(ctx, callerC, "Library.DeleteDocument", encodeArgs([]any{libA.doc})); r.Error == nil {
+			t.Errorf("CROSS-USER CHANGE: C, a grantee (reading only), deleted A's document")
+		}
+		if _, err := c.Library.SetShares(ctx, A, store.KindBase, int64(libA.base), nil); err != nil {
+			t.Fatal(err)
+		}
+		after(t, "the grantee control")
 	})
 
 	// ---- Events: A's chat streams a reply; B must hear nothing of it, and

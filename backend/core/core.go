@@ -342,6 +342,7 @@ func (c *Core) open(ctx context.Context) error {
 		Prompts:     api.NewPrompts(c.Prompts, c.Chat, c.permits, c.Tools.List),
 		CustomTools: api.NewCustomTools(c.CustomTools),
 		MCP:         api.NewMCP(c.MCP),
+		Library:     api.NewLibrary(c.Library, c.Bus, c.Render),
 	}
 	if cfg.SelfTest {
 		var release func()
@@ -447,6 +448,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		},
 		Avatars:      api.NewAvatarStore(c.Connections),
 		Attachments:  api.NewFileRoutes(c.Files, c.Audio, c.permits),
+		Documents:    api.NewLibraryRoutes(c.Library, c.Bus, c.permits),
 		WriteTimeout: c.opt.WriteTimeout,
 		MaxDownloads: c.opt.MaxDownloads,
 		DownloadWait: c.opt.DownloadWait,

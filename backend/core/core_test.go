@@ -251,6 +251,42 @@ var facadeCalls = []facadeCall{
 	}, ""},
 	{"Prompts.Reset", func(*testing.T, *world) []any { return []any{"model"} }, ""},
 	{"Prompts.Preview", func(t *testing.T, w *world) []any { return []any{map[string]any{"modelId": w.model}} }, ""},
+	{"Library.Bases", noArgs, ""},
+	{"Library.CreateBase", func(*testing.T, *world) []any {
+		return []any{map[string]any{"name": fmt.Sprintf("base-%d", seq.Add(1))}}
+	}, ""},
+	{"Library.UpdateBase", func(*testing.T, *world) []any { return []any{999, map[string]any{"name": "x"}} }, apperr.NotFound},
+	{"Library.DeleteBase", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.Documents", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.Document", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.DeleteDocument", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.Search", func(*testing.T, *world) []any { return []any{map[string]any{"query": "lembas"}} }, ""},
+	{"Library.AttachDocument", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.ChatScope", func(t *testing.T, w *world) []any { return []any{w.chat} }, ""},
+	{"Library.SetChatScope", func(t *testing.T, w *world) []any { return []any{w.chat, map[string]any{"scoped": false}} }, ""},
+	{"Library.Notes", func(*testing.T, *world) []any { return []any{map[string]any{}} }, ""},
+	{"Library.Note", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.CreateNote", func(*testing.T, *world) []any { return []any{map[string]any{"title": "Facade note", "body": "*hi*"}} }, ""},
+	{"Library.UpdateNote", func(*testing.T, *world) []any { return []any{999, map[string]any{"title": "x"}} }, apperr.NotFound},
+	{"Library.DeleteNote", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.Preview", func(*testing.T, *world) []any { return []any{map[string]any{"markdown": "*hi*"}} }, ""},
+	{"Library.Memories", noArgs, ""},
+	{"Library.AddMemory", func(*testing.T, *world) []any { return []any{map[string]any{"text": "Likes tea."}} }, ""},
+	{"Library.UpdateMemory", func(*testing.T, *world) []any { return []any{999, map[string]any{"text": "x"}} }, apperr.NotFound},
+	{"Library.DeleteMemory", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.SetMemoryOn", func(*testing.T, *world) []any { return []any{map[string]any{"on": true}} }, ""},
+	{"Library.Skills", noArgs, ""},
+	{"Library.Skill", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.CreateSkill", func(*testing.T, *world) []any {
+		return []any{map[string]any{"name": fmt.Sprintf("skill-%d", seq.Add(1)), "description": "A probe.", "body": "Do it."}}
+	}, ""},
+	{"Library.UpdateSkill", func(*testing.T, *world) []any { return []any{999, map[string]any{"name": "x"}} }, apperr.NotFound},
+	{"Library.DeleteSkill", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Library.Shares", func(*testing.T, *world) []any { return []any{map[string]any{"kind": "base", "id": 999}} }, apperr.NotFound},
+	{"Library.SetShares", func(*testing.T, *world) []any {
+		return []any{map[string]any{"kind": "note", "id": 999, "to": []any{}}}
+	}, apperr.NotFound},
+	{"Library.People", noArgs, ""},
 	{"CustomTools.List", noArgs, ""},
 	{"CustomTools.Save", func(t *testing.T, w *world) []any {
 		return []any{map[string]any{"name": fmt.Sprintf("probe%d", seq.Add(1)), "description": "A probe.", "url": "https://example.com/x"}}

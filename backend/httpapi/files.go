@@ -175,6 +175,12 @@ func (h *handler) getFile(w http.ResponseWriter, r *http.Request, caller api.Cal
 		return
 	}
 	defer f.Body.Close()
+	serveDownload(w, r, f, true)
+}
+
+// serveDownload writes a stored file with the headers every download
+// carries; inline lets our re-encoded images show in the page.
+func serveDownload(w http.ResponseWriter, r *http.Request, f api.FileContent, inline bool) {
 	hd := w.Header()
 	// The type is the stored one, decided from the bytes at upload, never
 	// from the name. Only our re-encoded images are shown inline; every
@@ -185,7 +191,7 @@ func (h *handler) getFile(w http.ResponseWriter, r *http.Request, caller api.Cal
 		ctype = "application/octet-stream"
 	}
 	disp := "attachment"
-	if inlineImages[ctype] {
+	if inline && inlineImages[ctype] {
 		disp = "inline"
 	}
 	hd.Set("Content-Type", ctype)

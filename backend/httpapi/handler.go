@@ -74,6 +74,9 @@ type Options struct {
 	// Attachments serves uploads and voice (files.go); nil disables the
 	// routes.
 	Attachments Attachments
+	// Documents files and serves the library's documents (library.go);
+	// nil disables the routes.
+	Documents Documents
 	// Drops hands over files dropped onto the desktop window (package
 	// drops); set on the desktop mount only.
 	Drops Drops
@@ -152,6 +155,10 @@ func New(opt Options) (http.Handler, error) {
 	}
 	if opt.Attachments != nil {
 		h.registerFiles()
+	}
+	if opt.Documents != nil {
+		h.handleAs("POST /api/library/documents", h.uploadDocument)
+		h.handleAs("GET /api/library/documents/{id}", h.getDocument)
 	}
 	h.handleAs("GET /api/events", h.events)
 	if opt.SelfTest {

@@ -127,7 +127,7 @@ function ChatComposer({ c, narrow }) {
           disabled=${!!c.disabledReason} disabledReason=${c.disabledReason}
           onSend=${c.send} onStop=${c.stop} autoFocus=${!narrow}
           vision=${!!(c.model || { capabilities: {} }).capabilities?.vision}
-          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${c.setToolsOff} />`}
+          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${c.setToolsOff} library=${c.library} />`}
     </div>`;
 }
 

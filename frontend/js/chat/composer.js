@@ -9,6 +9,7 @@ import { Icon, toast } from '../core/ui.js';
 import { AttachmentList, SmallIcon, filesFrom, formatSize, droppedFile, useAttachments, isUploading, dropTarget } from './attachments.js';
 import { on, isDesktop } from '../core/transport.js';
 import { DictateButton } from './voice.js';
+import { KnowledgeScope, LibraryAttach } from '../library/inchat.js';
 
 export const DRAFT_DELAY_MS = 500;
 
@@ -39,8 +40,10 @@ export function isSendKey(e, composing) {
  *   toolsOff, onToolsOff(off)  the chat's "tools off" switch
  *   onStop()
  *   autoFocus
+ *   library      {bases, scope, setScope} when the person keeps a library
+ *                (null: no knowledge control, no "Attach from library")
  */
-export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff }) {
+export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
   const { files, setFiles, lim, add: addFiles, remove, refuse } = useAttachments();
@@ -74,6 +77,16 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   useEffect(() => {
     if (autoFocus && ta.current) ta.current.focus({ preventScroll: true });
   }, []);
+
+  // A document attached from the library is an unsent upload already.
+  const attachFromLibrary = (v) => {
+    if (lim && files.filter((f) => f.status !== 'error').length >= lim.maxFiles) {
+      toast(`A message can carry at most ${lim.maxFiles} files.`, { error: true });
+      return;
+    }
+    setFiles((fs) => fs.concat({ ...v, key: 'l' + v.id, status: 'ready' }));
+    if (ta.current) ta.current.focus({ preventScroll: true });
+  };
 
   const removeFile = (item) => {
     remove(item);
@@ -243,6 +256,9 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
           onClick=${() => picker.current && picker.current.click()}>
           <${SmallIcon} name="clip" />
         </button>
+        ${library && library.bases.length > 0 ? html`
+          <${LibraryAttach} bases=${library.bases} onAttach=${attachFromLibrary} disabled=${!attachAllowed} />
+          <${KnowledgeScope} bases=${library.bases} scope=${library.scope} onChange=${library.setScope} />` : null}
         ${tools.length > 0 && onToolsOff ? html`
           <label class="composer-tools" title=${'Let the reply use: ' + tools.map((t) => t.name).join(', ')}>
             <input type="checkbox" id="composer-tools" checked=${!toolsOff}

@@ -8,7 +8,7 @@
 import { useState, useEffect, useRef, useLayoutEffect, useCallback } from '../../vendor/htm-preact/standalone.module.js';
 import { call, on, onConnection } from '../core/transport.js';
 import {
-  useStore, setState, refreshChats, patchChat, markStreaming, chatSummary, loadEfforts, loadPrefs,
+  useStore, setState, refreshChats, patchChat, markStreaming, chatSummary, loadEfforts, loadPrefs, useMe,
 } from '../core/store.js';
 import { ReplyState, Follower, followChat, unfollowChat } from './frames.js';
 import { copyText } from '../core/clipboard.js';
@@ -779,10 +779,57 @@ export function useChatController(chatId) {
   };
   const draft = isNew ? storage(NEW_DRAFT_KEY) || '' : drafts.has(chatId) ? drafts.get(chatId) : (chat && chat.draft) || '';
 
+  // The library in the composer: the bases the person can see, and which
+  // of them this chat's replies may search (a new chat's choice goes with
+  // its first message, in pendingSettings.knowledge).
+  const { me } = useMe();
+  const useLibrary = !!(me && (me.admin || (me.permissions || []).includes('library.use')));
+  const [bases, setBases] = useState([]);
+  const [scope, setScope] = useState({ scoped: false, bases: [] });
+  useEffect(() => {
+    if (!useLibrary) return undefined;
+    let live = true;
+    const load = () => call('Library.Bases').then((list) => { if (live) setBases(Array.isArray(list) ? list : []); }, () => {});
+    load();
+    const off = on('library', (ev) => { if (ev && ev.kind === 'base') load(); });
+    return () => { live = false; off(); };
+  }, [useLibrary]);
+  useEffect(() => {
+    if (!useLibrary || isNew || !chatId) {
+      setScope({ scoped: false, bases: [] });
+      return undefined;
+    }
+    let live = true;
+    call('Library.ChatScope', chatId).then((s) => { if (live && s) setScope(s); }, () => {});
+    return () => { live = false; };
+  }, [useLibrary, chatId, isNew]);
+  const newScope = pendingSettings.knowledge;
+  const shownScope = isNew
+    ? { scoped: !!(newScope && newScope.scoped), bases: ((newScope && newScope.bases) || []).map((id) => bases.find((b) => b.id === id) || { id, name: '' }) }
+    : scope;
+  const changeScope = async (next) => {
+    if (isNew) {
+      setPendingSettings((p) => {
+        const q = { ...p };
+        // Only a limit is sent: without one the chat searches every base.
+        if (next.scoped) q.knowledge = next;
+        else delete q.knowledge;
+        return q;
+      });
+      return;
+    }
+    try {
+      setScope(await call('Library.SetChatScope', chatId, next));
+    } catch (err) {
+      toastError('Could not change the knowledge bases', err);
+    }
+  };
+  const library = useLibrary ? { bases, scope: shownScope, setScope: changeScope } : null;
+
   return {
     chatId, isNew, store, chat, load, messages, states, hasMore, olderLoading, highlightId, showJump,
     renaming, setRenaming, pendingSettings, modelId, model, busy, title, noConnections, disabledReason,
-    modelTools, toolsOff, setToolsOff,
+    modelTools, toolsOff, setToolsOff, library,
     lastId, lastAssistant, draft,
     scroller, inner, announceEl, reader,
     loadOlder, onScroll, jump, onSynced, announce, onTranscriptClick,
