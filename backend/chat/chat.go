@@ -217,11 +217,6 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		if s.gen.Running(st.Chat.ID) {
 			return Turn{}, apperr.New(apperr.Conflict, "a reply is still being written; stop it or wait")
 		}
-		if in.Knowledge != nil {
-			// Not ignored like a new chat's other settings: it names bases,
-			// and an id is either used and checked or refused.
-			return Turn{}, apperr.New(apperr.Invalid, "this chat exists already; its knowledge bases are changed with Library.SetChatScope")
-		}
 		if in.ModelID != 0 && (st.Chat.ModelID == nil || *st.Chat.ModelID != in.ModelID) {
 			mid := in.ModelID
 			st.Model, st.Chat.ModelID = &mid, &mid
@@ -230,6 +225,13 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 	tgt, err := s.target(ctx, user, st.Chat)
 	if err != nil {
 		return Turn{}, err
+	}
+	if in.ChatID != 0 && in.Knowledge != nil {
+		// Not ignored like a new chat's other settings: it names bases,
+		// and an id is either used and checked or refused. After the
+		// chat's and the model's checks, so another's id there is refused
+		// as not found first.
+		return Turn{}, apperr.New(apperr.Invalid, "this chat exists already; its knowledge bases are changed with Library.SetChatScope")
 	}
 	if tgt, err = s.withRequest(ctx, user, tgt, 0, nil, &newTurn{content: content, files: files}); err != nil {
 		return Turn{}, err
