@@ -64,8 +64,7 @@ func TestLibraryShellInChromium(t *testing.T) {
 	if s.bool(`!!document.querySelector('#sidebar-library')`) {
 		t.Error("someone without library.use has the Library entry")
 	}
-	// Until the Library facade lands on main, its calls are refused.
-	u.pe.check(t, "/api/Library.")
+	u.pe.check(t)
 }
 
 // libraryUI opens the administrator's app at w×h with Samwise in the
@@ -237,7 +236,7 @@ func TestLibraryNotesInChromium(t *testing.T) {
 			t.Errorf("the owner line says %q", o)
 		}
 		s.shot("shared")
-		s.pe.check(t)
+		s.pe.check(t, "/api/Connections.List") // a member's start asks, and is refused
 	})
 
 	u.step(t, "delete", func(t *testing.T, u *adminUI) {
@@ -331,7 +330,7 @@ func TestLibraryMemoriesInChromium(t *testing.T) {
 		u.click(`label.switch-row:has(#memory-on)`)
 		u.waitJS(`document.querySelector('#memory-on').checked && document.querySelector('#memory-on-text').textContent.startsWith('On')`)
 	})
-	u.pe.check(t)
+	u.pe.check(t, "/api/Library.AddMemory") // the refusal of the one too long
 }
 
 // TestLibrarySkillsInChromium creates a skill, changes it, shares it with
@@ -384,7 +383,7 @@ func TestLibrarySkillsInChromium(t *testing.T) {
 			t.Errorf("the owner line says %q", o)
 		}
 		s.shot("shared")
-		s.pe.check(t)
+		s.pe.check(t, "/api/Connections.List") // a member's start asks, and is refused
 	})
 
 	u.step(t, "delete", func(t *testing.T, u *adminUI) {
