@@ -239,6 +239,22 @@ func TestLibraryNotesInChromium(t *testing.T) {
 		s.pe.check(t, "/api/Connections.List") // a member's start asks, and is refused
 	})
 
+	u.step(t, "a note without text opens in the editor", func(t *testing.T, u *adminUI) {
+		// The view leaves out an empty body.
+		var n struct{ ID int }
+		harness.API(t, u.base, "Library.CreateNote", &n, map[string]any{"title": "Nothing yet", "body": ""})
+		u.js(fmt.Sprintf(`location.hash = '#/library/notes/%d', true`, n.ID))
+		u.waitJS(`document.querySelector('#note-title')?.value === 'Nothing yet' && document.querySelector('#note-body').value === ''`)
+		u.click(`#note-body-preview`)
+		u.waitJS(`!!document.querySelector('#note-body-preview-box')`)
+		if u.bool(`!!document.querySelector('#note-unsaved')`) {
+			t.Error("an untouched note without text says it has unsaved changes")
+		}
+		u.click(`#note-delete`)
+		u.confirmDialog("Delete note")
+		u.waitJS(`location.hash === '#/library/notes' && document.querySelectorAll('#notes-list > li').length === 2`)
+	})
+
 	u.step(t, "delete", func(t *testing.T, u *adminUI) {
 		u.js(`location.hash = '#/library/notes', true`)
 		u.clickXPath(`//ul[@id='notes-list']//a[.//span[normalize-space(.)='Second breakfast']]`)
@@ -394,9 +410,9 @@ func TestLibrarySkillsInChromium(t *testing.T) {
 	u.pe.check(t)
 }
 
-// TestLibraryPhoneLayout opens each library tab, a note, a skill and the
-// share dialog at 390×844 in both themes: nothing sticks out of the screen
-// or its card.
+// TestLibraryPhoneLayout opens each library tab, a note, a skill, a memory
+// being edited and the share dialog at 390×844 in both themes: nothing
+// sticks out of the screen or its card, and every control has a name.
 func TestLibraryPhoneLayout(t *testing.T) {
 	var noteID, skillID int
 	u := newAdminUI(t, 390, 844, func(base string) {
@@ -425,9 +441,19 @@ func TestLibraryPhoneLayout(t *testing.T) {
 			u.js(fmt.Sprintf(`location.hash = %q, true`, "#/library/"+p.hash))
 			u.waitJS(p.ready)
 			u.waitJS(`!document.querySelector('#main .loading-line')`)
-			if p.name == "note" {
+			if bad := u.str(unlabelledJS); bad != "" {
+				t.Errorf("%s: unnamed controls:\n%s", p.name, bad)
+			}
+			switch p.name {
+			case "note":
 				u.click(`#note-body-preview`)
 				u.waitJS(`!!document.querySelector('#note-body-rendered table')`)
+			case "memories":
+				u.click(`#memory-list button[id$="-edit"]`)
+				u.waitJS(`!!document.querySelector('#memory-list textarea')`)
+				if bad := u.str(unlabelledJS); bad != "" {
+					t.Errorf("editing a memory: unnamed controls:\n%s", bad)
+				}
 			}
 			for _, theme := range []string{"moria", "shire"} {
 				u.js(fmt.Sprintf(`document.documentElement.dataset.theme = %q, true`, theme))
@@ -443,6 +469,9 @@ func TestLibraryPhoneLayout(t *testing.T) {
 		u.js(fmt.Sprintf(`location.hash = '#/library/notes/%d', true`, noteID))
 		u.click(fmt.Sprintf(`#share-note-%d`, noteID))
 		u.waitJS(`!!document.querySelector('#share-dialog[open] input[type=checkbox]')`)
+		if bad := u.str(unlabelledJS); bad != "" {
+			t.Errorf("the share dialog: unnamed controls:\n%s", bad)
+		}
 		if bad := u.str(`(() => { const d = document.querySelector('#share-dialog'), r = d.getBoundingClientRect();
 			return [...d.querySelectorAll('*')].filter((e) => { const x = e.getBoundingClientRect(); return x.width > 0 && (x.right > r.right + 1 || x.left < r.left - 1); })
 				.map((e) => e.tagName + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ') +
