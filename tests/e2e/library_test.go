@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
 )
 
@@ -484,5 +485,52 @@ func TestLibraryPhoneLayout(t *testing.T) {
 		}
 		u.confirmDialog("Cancel")
 	})
+	u.pe.check(t)
+}
+
+// TestLibraryModelMemoryInChromium: a memory the model adds in a reply (its
+// memory_add tool) is listed with the others, marked as the model's, and
+// can be deleted like any other; a note it writes (notes_write) is the
+// person's, to edit.
+func TestLibraryModelMemoryInChromium(t *testing.T) {
+	llm := fakellm.New(t)
+	llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		body := string(r.Body)
+		switch {
+		case strings.Contains(body, "You write titles"):
+			return fakellm.Stream("Ponies")
+		case strings.Contains(body, `"role":"tool"`):
+			return fakellm.Stream("Noted: your pony is Bill.")
+		}
+		return fakellm.NewStream().ToolCall(0, "call_1", "memory_add", `{"text":"The person's pony is called Bill."}`).
+			ToolCall(1, "call_2", "notes_write", `{"title":"Bill's needs","body":"- apples\n- a **good** brush"}`).Finish("tool_calls").Reply()
+	}))
+	u := newAdminUI(t, 1280, 900, func(base string) {
+		harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": llm.URL()})
+		var models []struct{ ID int64 }
+		harness.API(t, base, "Models.Picker", &models)
+		if len(models) == 0 {
+			t.Fatal("no models")
+		}
+		harness.API(t, base, "Models.Update", nil, models[0].ID, map[string]any{"capabilities": map[string]any{"tools": true}})
+	})
+	u.waitJS(`!!document.querySelector('#composer-input')`)
+	u.send("Remember that my pony is called Bill.")
+	u.waitJS(`[...document.querySelectorAll('.msg-assistant')].some((m) => m.innerText.includes('Noted: your pony is Bill.'))`)
+	u.click(`#sidebar-library`)
+	u.click(`#library-tab-memories`)
+	u.waitJS(`document.querySelectorAll('#memory-list > li').length === 1`)
+	if row := u.str(`document.querySelector('#memory-list > li').innerText`); !strings.Contains(row, "The person's pony is called Bill.") || !strings.Contains(row, "Added by the model") {
+		t.Errorf("the model's memory: %q", row)
+	}
+	u.shot("model")
+	u.click(`#memory-list button[id$="-delete"]`)
+	u.confirmDialog("Delete memory")
+	u.waitJS(`!!document.querySelector('#memories-empty')`)
+
+	u.click(`#library-tab-notes`)
+	u.waitJS(`document.querySelector('#notes-list .model-row-name')?.textContent === "Bill's needs"`)
+	u.click(`#notes-list a`)
+	u.waitJS(`document.querySelector('#note-body')?.value === '- apples\n- a **good** brush'`)
 	u.pe.check(t)
 }
