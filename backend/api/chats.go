@@ -228,6 +228,12 @@ func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
 			return TurnView{}, err
 		}
 	}
+	// Scoping a new chat's knowledge search is using the library.
+	if in.ChatID == 0 && in.Knowledge != nil {
+		if err := c.permits.Require(ctx, auth.LibraryUse); err != nil {
+			return TurnView{}, err
+		}
+	}
 	t, err := c.chat.Send(ctx, user(ctx), in)
 	if err != nil {
 		return TurnView{}, err

@@ -94,7 +94,8 @@ type PreviewView struct {
 }
 
 // Preview returns the exact system message a new chat with the model
-// would send for the person now, built by the request's own code.
+// would send for the person now, built by the request's own code; for
+// another person, their library's texts are stand-ins.
 func (p *Prompts) Preview(ctx context.Context, in PreviewInput) (PreviewView, error) {
 	u := in.UserID
 	if u == 0 {
@@ -106,7 +107,7 @@ func (p *Prompts) Preview(ctx context.Context, in PreviewInput) (PreviewView, er
 	if err != nil {
 		return PreviewView{}, err
 	}
-	s, err := p.chats.SystemPreview(ctx, caller, in.ModelID)
+	s, err := p.chats.SystemPreview(ctx, caller, in.ModelID, user(ctx))
 	if err != nil {
 		return PreviewView{}, err
 	}

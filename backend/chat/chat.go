@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +44,8 @@ type Service struct {
 	tools *tools.Service
 	// prompts builds the harness (nil: none).
 	prompts *prompts.Service
+	// library is the person's library as replies read it (nil: none).
+	library Library
 
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
@@ -72,6 +75,22 @@ type Options struct {
 	Tools *tools.Service
 	// Prompts builds the harness put before the system prompt (nil: none).
 	Prompts *prompts.Service
+	// Library is the person's library (backend/library); nil: replies
+	// get no memories, skills or knowledge scope, and a new chat cannot
+	// be scoped.
+	Library Library
+}
+
+// Library is what a reply reads from the person's library: the
+// library's part of the harness, and the check of a new chat's scope.
+// *library.Service implements it; chat does not import the library.
+type Library interface {
+	// Harness returns the memories, the skills index and the knowledge
+	// scope text for a reply of chat for caller, offered families.
+	Harness(ctx context.Context, caller auth.Caller, chat store.Chat, families []tools.Family) (prompts.Library, error)
+	// CheckScope checks that user can see every base a new chat is
+	// scoped to.
+	CheckScope(ctx context.Context, user ids.UserID, bases []ids.BaseID) error
 }
 
 // New returns the service.
@@ -80,7 +99,7 @@ func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus 
 		opt.MaxFiles = 10
 	}
 	return &Service{db: db, gen: gen, conns: conns, bus: bus, log: log,
-		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools, prompts: opt.Prompts}
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools, prompts: opt.Prompts, library: opt.Library}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.
@@ -111,6 +130,18 @@ type SendInput struct {
 	// ToolsOff starts a new chat with tools off (an existing chat changes
 	// it with Chats.Update).
 	ToolsOff bool `json:"toolsOff,omitempty"`
+	// Knowledge starts a new chat with its knowledge search limited to
+	// some bases, so that its first reply already searches only them (an
+	// existing chat changes it with Library.SetChatScope; sent with one,
+	// it is refused).
+	Knowledge *KnowledgeInput `json:"knowledge,omitempty"`
+}
+
+// KnowledgeInput is a new chat's knowledge scope: Scoped, only Bases (each
+// one the caller can see); not scoped, every base they can see.
+type KnowledgeInput struct {
+	Scoped bool         `json:"scoped"`
+	Bases  []ids.BaseID `json:"bases,omitempty"`
 }
 
 // Turn is what Send and Edit return.
@@ -160,6 +191,11 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		}
 		mid := in.ModelID
 		st.New = store.NewChat{ModelID: &mid, SystemPrompt: in.SystemPrompt, ToolsOff: in.ToolsOff}
+		if in.Knowledge != nil && in.Knowledge.Scoped {
+			if st.New.Knowledge, err = s.newScope(ctx, user, *in.Knowledge); err != nil {
+				return Turn{}, err
+			}
+		}
 		if in.Params != nil {
 			if err := llm.CheckEffort(in.Params.ReasoningEffort); err != nil {
 				return Turn{}, err
@@ -168,7 +204,8 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		}
 		// A provisional title at once; the model's title replaces it later.
 		st.Title = provisionalTitle(firstNonEmpty(content, "Attachment"))
-		st.Chat = store.Chat{ModelID: &mid, Params: st.New.Params, SystemPrompt: st.New.SystemPrompt, ToolsOff: in.ToolsOff}
+		st.Chat = store.Chat{ModelID: &mid, Params: st.New.Params, SystemPrompt: st.New.SystemPrompt, ToolsOff: in.ToolsOff,
+			Knowledge: st.New.Knowledge}
 	} else {
 		defer s.lockChat(in.ChatID)()
 		if st.Chat, err = s.db.ChatByID(ctx, user, in.ChatID); err != nil {
@@ -189,6 +226,13 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 	if err != nil {
 		return Turn{}, err
 	}
+	if in.ChatID != 0 && in.Knowledge != nil {
+		// Not ignored like a new chat's other settings: it names bases,
+		// and an id is either used and checked or refused. After the
+		// chat's and the model's checks, so another's id there is refused
+		// as not found first.
+		return Turn{}, apperr.New(apperr.Invalid, "this chat exists already; its knowledge bases are changed with Library.SetChatScope")
+	}
 	if tgt, err = s.withRequest(ctx, user, tgt, 0, nil, &newTurn{content: content, files: files}); err != nil {
 		return Turn{}, err
 	}
@@ -207,6 +251,24 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		files[i].MessageID = &userMsg.ID
 	}
 	return Turn{Chat: chat, User: userMsg, Assistant: asst, Files: files}, nil
+}
+
+// newScope checks a new chat's knowledge scope (the bases, each once, all
+// visible to user) before anything is stored.
+func (s *Service) newScope(ctx context.Context, user ids.UserID, in KnowledgeInput) (*store.KnowledgeScope, error) {
+	if s.library == nil {
+		return nil, apperr.New(apperr.Invalid, "knowledge bases are not available here")
+	}
+	var bases []ids.BaseID
+	for _, b := range in.Bases {
+		if !slices.Contains(bases, b) {
+			bases = append(bases, b)
+		}
+	}
+	if err := s.library.CheckScope(ctx, user, bases); err != nil {
+		return nil, err
+	}
+	return &store.KnowledgeScope{Scoped: true, Bases: bases}, nil
 }
 
 // Regenerate replaces the chat's last reply with a new one.
@@ -651,6 +713,10 @@ func (s *Service) checkFiles(ctx context.Context, user ids.UserID, list []ids.At
 func sendErr(err error, what string, list []ids.AttachmentID) error {
 	if len(list) > 0 && errors.Is(err, store.ErrNotFound) && strings.Contains(err.Error(), "attachment ") {
 		return apperr.Wrap(apperr.NotFound, err, "a file to send was not found among your uploads (removed, already sent, or not yours)")
+	}
+	if errors.Is(err, store.ErrNotFound) && strings.Contains(err.Error(), "knowledge base ") {
+		// Unshared or deleted between the check and the write.
+		return apperr.Wrap(apperr.Invalid, err, "a knowledge base chosen for this chat does not exist or is not shared with you")
 	}
 	return storeErr(err, what)
 }

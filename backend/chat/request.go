@@ -38,6 +38,11 @@ type draft struct {
 	// tools are what the reply is offered, resolved once (offeredTools):
 	// the harness's gates read their families and the reply runs them.
 	tools tools.ToolSet
+	// library is the library's part of the harness (libraryContext).
+	library prompts.Library
+	// othersPreview: SystemPreview for another person than its viewer,
+	// who sees stand-ins for that person's library (libraryContext).
+	othersPreview bool
 	// path is the history that fits, oldest first, and omitted the
 	// earlier turns left out (fittingHistory).
 	path    []store.Message
@@ -78,6 +83,7 @@ func (s *Service) systemContributors() []contributor {
 	return []contributor{
 		s.authoredPrompt,
 		s.offeredTools,
+		s.libraryContext,
 		s.harness,
 		systemMessage,
 	}
@@ -130,6 +136,37 @@ func (s *Service) offeredTools(ctx context.Context, d *draft) error {
 	return nil
 }
 
+// libraryContext asks the library for its part of the harness (the
+// memories, the skills index, the knowledge scope), for the tools offered.
+func (s *Service) libraryContext(ctx context.Context, d *draft) error {
+	if s.library == nil {
+		return nil
+	}
+	lib, err := s.library.Harness(ctx, d.caller, d.chat, d.tools.Families())
+	if err != nil {
+		return err
+	}
+	if d.othersPreview {
+		// An administrator previewing a member's request sees where the
+		// member's memories, skills and bases go, never what they are:
+		// the library has no administrator branch, the preview neither.
+		for _, f := range []struct {
+			v       *string
+			standIn string
+		}{
+			{&lib.Memories, "- (this person's memories, one per line)"},
+			{&lib.Skills, "- (this person's skills: name and description, one per line)"},
+			{&lib.KnowledgeBases, "(A sentence naming the knowledge bases this person's chat may search.)"},
+		} {
+			if *f.v != "" {
+				*f.v = f.standIn
+			}
+		}
+	}
+	d.library = lib
+	return nil
+}
+
 // harness puts the harness (backend/prompts: the date, the model's name,
 // guidance for the tools offered) before the authored prompt. It is not a
 // fourth layer of precedence: nobody authored it, it describes the
@@ -139,7 +176,7 @@ func (s *Service) harness(ctx context.Context, d *draft) error {
 		return nil
 	}
 	h, err := s.prompts.Harness(ctx, prompts.Request{ModelName: modelName(d.model), Families: d.tools.Families(),
-		Guidance: d.tools.Guidance()})
+		Guidance: d.tools.Guidance(), Library: d.library})
 	if err != nil {
 		return err
 	}
@@ -164,9 +201,12 @@ func systemMessage(_ context.Context, d *draft) error {
 }
 
 // SystemPreview returns the system message a new chat with the model
-// would send for user now ("" for none): built by the request's own
-// contributors, so it is byte for byte what the endpoint receives.
-func (s *Service) SystemPreview(ctx context.Context, caller auth.Caller, model ids.ModelID) (string, error) {
+// would send for caller now ("" for none): built by the request's own
+// contributors, so it is byte for byte what the endpoint receives — except
+// for a viewer other than caller (an administrator previewing a member's),
+// who sees stand-ins where the member's memories, skills index and bases
+// would be.
+func (s *Service) SystemPreview(ctx context.Context, caller auth.Caller, model ids.ModelID, viewer ids.UserID) (string, error) {
 	user := caller.User
 	if _, err := s.db.UserByID(ctx, int64(user)); err != nil {
 		return "", storeErr(err, "person")
@@ -175,7 +215,8 @@ func (s *Service) SystemPreview(ctx context.Context, caller auth.Caller, model i
 	if err != nil {
 		return "", err
 	}
-	d := &draft{user: user, caller: caller, model: m, req: llm.ChatRequest{Model: m.UpstreamID, Params: map[string]any{}}}
+	d := &draft{user: user, caller: caller, model: m, req: llm.ChatRequest{Model: m.UpstreamID, Params: map[string]any{}},
+		othersPreview: viewer != user}
 	for _, c := range s.systemContributors() {
 		if err := c(ctx, d); err != nil {
 			return "", err

@@ -38,7 +38,9 @@ func (w *web) Fetch(ctx context.Context, u string) (tools.Page, error) {
 }
 func (w *web) SearchReady(context.Context) bool { return !w.notReady.Load() }
 
-// toolsOn flags the model for tools and turns both families on.
+// toolsOn flags the model for tools and turns both web families on and
+// the library's off (on by default; library_test.go is about them), so
+// these tests see the web tools alone.
 func (e *env) toolsOn(t *testing.T, caps store.Capabilities) {
 	t.Helper()
 	ctx := context.Background()
@@ -50,10 +52,16 @@ func (e *env) toolsOn(t *testing.T, caps store.Capabilities) {
 		DisplayName: m.DisplayName, Enabled: true, Capabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Tools.SetSettings(ctx, tools.SettingsPatch{Families: map[tools.Family]bool{
-		tools.FamilyWebSearch: true, tools.FamilyFetch: true}}); err != nil {
+	if _, err := e.c.Tools.SetSettings(ctx, toolsFamilies(true, false)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// toolsFamilies switches the web families and the library's.
+func toolsFamilies(web, library bool) tools.SettingsPatch {
+	return tools.SettingsPatch{Families: map[tools.Family]bool{
+		tools.FamilyWebSearch: web, tools.FamilyFetch: web,
+		tools.FamilyKnowledge: library, tools.FamilyNotes: library, tools.FamilyMemory: library, tools.FamilySkills: library}}
 }
 
 // offered is the names in the newest reply request's tools array (nil:

@@ -143,8 +143,9 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Chats.Messages": {args: func(s authzIDs) []any { return []any{s.Chat, s.ReplyMsg, 20} },
 			cursor: []reflect.Type{messageIDType}},
 		"Chats.Send": {args: func(s authzIDs) []any {
-			return []any{map[string]any{"chatId": s.Chat, "modelId": s.Model, "content": "pwned", "attachments": []ids.AttachmentID{s.Attachment}}}
-		}},
+			return []any{map[string]any{"chatId": s.Chat, "modelId": s.Model, "content": "pwned", "attachments": []ids.AttachmentID{s.Attachment},
+				"knowledge": map[string]any{"scoped": true, "bases": []ids.BaseID{s.Base}}}}
+		}, invalid: true}, // a scope sent with an existing chat is refused as invalid
 		"Chats.Stop":       {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Regenerate": {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Continue":   {args: func(s authzIDs) []any { return []any{s.Chat} }},

@@ -283,27 +283,25 @@ func (c *Core) open(ctx context.Context) error {
 		web = tools.NewSelfTestWeb()
 	}
 	c.Tools = tools.New(db, web)
-	c.CustomTools = customtools.New(db, c.Secrets, c.Log, customtools.Options{Guard: c.Web.Guard})
+	c.CustomTools = customtools.New(db, c.Secrets, c.Log, customtools.Options{Guard: c.Web.Guard,
+		Reserved: func(name string) bool { return slices.Contains(c.Tools.Reserved(), name) }})
 	c.Tools.AddSource(c.CustomTools)
 	mcpOpt := c.opt.MCP
 	if mcpOpt.Version == "" {
 		mcpOpt.Version = c.opt.Version
 	}
 	if mcpOpt.Reserved == nil {
-		mcpOpt.Reserved = func() []string {
-			var names []string
-			for _, t := range c.Tools.List() {
-				names = append(names, t.Name)
-			}
-			return names
-		}
+		mcpOpt.Reserved = c.Tools.Reserved
 	}
 	c.MCP = mcp.New(db, c.Secrets, c.Web.Guard, c.Log, mcpOpt)
 	c.Tools.AddSource(c.MCP)
 	c.Library = library.New(db, c.Files, c.Log)
+	for _, src := range c.Library.Sources() {
+		c.Tools.AddSource(src)
+	}
 	c.Prompts = prompts.New(db, c.opt.Now)
 	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
-		Tools: c.Tools, Prompts: c.Prompts})
+		Tools: c.Tools, Prompts: c.Prompts, Library: c.Library})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
 	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})

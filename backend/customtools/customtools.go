@@ -762,7 +762,7 @@ func Family(name string) tools.Family { return tools.GateCustom + ":" + tools.Fa
 // Tools returns the enabled custom tools caller may use, and their
 // guidance. A tool whose name was claimed first (a built-in added after
 // it was saved) is left out rather than shadowing it.
-func (s *Service) Tools(ctx context.Context, caller auth.Caller, taken func(string) bool) ([]tools.Tool, []tools.Guidance, error) {
+func (s *Service) Tools(ctx context.Context, caller auth.Caller, _ store.Chat, taken func(string) bool) ([]tools.Tool, []tools.Guidance, error) {
 	if !caller.Perms.Has(Permission) {
 		return nil, nil, nil
 	}

@@ -527,7 +527,7 @@ func TestSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := func(c auth.Caller, taken func(string) bool) ([]string, []string) {
-		list, guide, err := s.Tools(ctx, c, taken)
+		list, guide, err := s.Tools(ctx, c, store.Chat{}, taken)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -230,6 +230,10 @@ type gen struct {
 	// feed numbers, coalesces and publishes the reply's frames; it is
 	// guarded by mu with the rest, and its Done is the reply's end.
 	feed *follow.Feed[Frame]
+	// settled is closed once the reply's Done callback has returned (or
+	// panicked): what the callback starts (a chat's automatic title) has
+	// been started by then.
+	settled chan struct{}
 }
 
 // Start begins a reply. It refuses (conflict) when the chat already has one
@@ -250,7 +254,7 @@ func (s *Service) Start(job Job) error {
 	g := &gen{
 		job: job, rnd: s.rnd, ctx: ctx, cancel: cancel, start: time.Now(),
 		curText: -1, curReason: -1,
-		status: StatusStreaming,
+		status: StatusStreaming, settled: make(chan struct{}),
 	}
 	user := int64(job.User)
 	g.feed = follow.New(&g.mu, s.opt.FrameEvery, follow.Source[Frame](g), func(f Frame) {
@@ -323,7 +327,9 @@ func (s *Service) Running(chat ids.ChatID) bool {
 	return ok && !g.isFinished()
 }
 
-// Wait blocks until the chat's current reply (if any) has finished.
+// Wait blocks until the chat's current reply (if any) has finished and its
+// Done callback has returned, so what the callback starts (an automatic
+// title) has started. Tests use it to know a reply is over.
 func (s *Service) Wait(ctx context.Context, chat ids.ChatID) error {
 	s.mu.Lock()
 	g, ok := s.byChat[chat]
@@ -332,7 +338,7 @@ func (s *Service) Wait(ctx context.Context, chat ids.ChatID) error {
 		return nil
 	}
 	select {
-	case <-g.feed.Done():
+	case <-g.settled:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -395,6 +401,7 @@ var errTooManyRounds = errors.New("the reply reached the limit of rounds")
 // more, fails or is cancelled.
 func (s *Service) run(g *gen) {
 	defer s.wg.Done()
+	defer close(g.settled) // after finish, whatever it did
 	var res llm.Result
 	var err error
 	defer func() {

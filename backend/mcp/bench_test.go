@@ -10,6 +10,7 @@ import (
 
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/mcp"
+	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/backend/tools"
 )
 
@@ -23,7 +24,7 @@ func BenchmarkCallReferenceServer(b *testing.B) {
 		b.Fatal(err)
 	}
 	caller := auth.Caller{User: e.user, Perms: auth.NewSet(true)}
-	list, _, err := e.c.MCP.Tools(context.Background(), caller, nil)
+	list, _, err := e.c.MCP.Tools(context.Background(), caller, store.Chat{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

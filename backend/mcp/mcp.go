@@ -377,7 +377,7 @@ func (s *Service) Gate() tools.Family { return tools.GateMCP }
 
 // Tools returns the tools of every enabled server caller may use, named
 // "<slug>_<tool>" and renamed while taken, with each server's guidance.
-func (s *Service) Tools(ctx context.Context, caller auth.Caller, taken func(string) bool) ([]tools.Tool, []tools.Guidance, error) {
+func (s *Service) Tools(ctx context.Context, caller auth.Caller, _ store.Chat, taken func(string) bool) ([]tools.Tool, []tools.Guidance, error) {
 	if !caller.Perms.Has(Permission) {
 		return nil, nil, nil
 	}

@@ -160,7 +160,7 @@ func TestCallFriendlyServer(t *testing.T) {
 		t.Errorf("secret not encrypted at rest: %q", row.SecretEnc)
 	}
 
-	ts, guide, err := s.Tools(context.Background(), member(), func(string) bool { return false })
+	ts, guide, err := s.Tools(context.Background(), member(), store.Chat{}, func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,17 +194,17 @@ func TestCallFriendlyServer(t *testing.T) {
 	if _, err := s.SetTool(context.Background(), v.ID, "echo", false); err != nil {
 		t.Fatal(err)
 	}
-	ts, _, _ = s.Tools(context.Background(), member(), nil)
+	ts, _, _ = s.Tools(context.Background(), member(), store.Chat{}, nil)
 	if _, ok := byName(ts)["friendly_echo"]; ok || len(ts) != 1 {
 		t.Errorf("switched off, still offered: %v", ts)
 	}
 	// No permission, no tools.
-	if ts, _, _ := s.Tools(context.Background(), auth.Caller{User: 1, Perms: auth.NewSet(false)}, nil); len(ts) != 0 {
+	if ts, _, _ := s.Tools(context.Background(), auth.Caller{User: 1, Perms: auth.NewSet(false)}, store.Chat{}, nil); len(ts) != 0 {
 		t.Errorf("offered without tools.mcp: %v", ts)
 	}
 	// Disabled: nothing.
 	save(t, s, Input{ID: v.ID, Name: "Friendly", URL: srv.URL, Enabled: false})
-	if ts, _, _ := s.Tools(context.Background(), member(), nil); len(ts) != 0 {
+	if ts, _, _ := s.Tools(context.Background(), member(), store.Chat{}, nil); len(ts) != 0 {
 		t.Errorf("offered while disabled: %v", ts)
 	}
 }
@@ -220,13 +220,13 @@ func TestGroupsLimitWhoMayUse(t *testing.T) {
 	srv := serve(t, friendly())
 	save(t, s, Input{Name: "Friendly", URL: srv.URL, Enabled: true, Groups: []int64{g.ID}})
 	caller := auth.Caller{User: owner, Perms: auth.NewSet(false, Permission)}
-	if ts, _, _ := s.Tools(ctx, caller, nil); len(ts) != 0 {
+	if ts, _, _ := s.Tools(ctx, caller, store.Chat{}, nil); len(ts) != 0 {
 		t.Errorf("offered to someone outside the group: %v", ts)
 	}
 	if err := db.AddGroupMember(ctx, g.ID, owner); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _, _ := s.Tools(ctx, caller, nil); len(ts) != 2 {
+	if ts, _, _ := s.Tools(ctx, caller, store.Chat{}, nil); len(ts) != 2 {
 		t.Errorf("a member of the group got %v", ts)
 	}
 }
@@ -253,7 +253,7 @@ func TestHostileServerIsContained(t *testing.T) {
 		}
 	}
 	builtin := map[string]bool{"web_search": true, "fetch_url": true, "evil_web_search": true}
-	ts, _, err := s.Tools(context.Background(), member(), func(n string) bool { return builtin[n] })
+	ts, _, err := s.Tools(context.Background(), member(), store.Chat{}, func(n string) bool { return builtin[n] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +444,7 @@ func TestSwitchedOffToolKeepsItsName(t *testing.T) {
 	if _, err := s.SetTool(context.Background(), v.ID, "Search", false); err != nil {
 		t.Fatal(err)
 	}
-	ts, _, _ := s.Tools(context.Background(), member(), nil)
+	ts, _, _ := s.Tools(context.Background(), member(), store.Chat{}, nil)
 	if len(ts) != 1 || ts[0].Name != "twins_search_2" {
 		t.Errorf("offered %v, want only twins_search_2", ts)
 	}

@@ -2,6 +2,7 @@ package prompts_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +182,97 @@ func TestRowGuidanceFollowsItsFamily(t *testing.T) {
 	off, _ := s.Harness(context.Background(), prompts.Request{ModelName: "Tiny", Families: []tools.Family{"mcp:other"}, Guidance: g})
 	if strings.Contains(off, "Ask weather") {
 		t.Errorf("not offered: %q", off)
+	}
+}
+
+// The library's fragments: knowledge, notes and skills follow their tool
+// families; the memories section follows the memories alone (a model with
+// no tools gets them), and the guidance about remembering lives inside it:
+// memory off (no {{memories}}) takes both, and so does the section turned
+// off by an administrator. What people and models wrote is substituted
+// once: a memory reading "{{skills}}" stays literal.
+func TestLibraryFragments(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	s := prompts.New(db, func() time.Time { return time.Date(2026, 3, 14, 15, 9, 0, 0, time.UTC) })
+	all := []tools.Family{tools.FamilyKnowledge, tools.FamilyNotes, tools.FamilyMemory, tools.FamilySkills}
+	lib := prompts.Library{Memories: "- [1] Likes {{skills}} and {{date}}.", Skills: "- tidy: Tidies {{memories}}.",
+		KnowledgeBases: "This chat searches “{{model_name}}”."}
+	has := func(h string, keys ...string) map[string]bool {
+		got := map[string]bool{}
+		for _, k := range keys {
+			intro, _, _ := strings.Cut(defaultOf(t, k), "{{")
+			got[k] = strings.Contains(h, strings.TrimSpace(intro))
+		}
+		return got
+	}
+	keys := []string{"memories", "memory_guidance", "knowledge", "notes", "skills"}
+	for _, tc := range []struct {
+		name     string
+		families []tools.Family
+		lib      prompts.Library
+		over     map[string]string
+		want     []string // the keys present
+	}{
+		{"everything", all, lib, nil, keys},
+		{"no tools: the memories alone", nil, lib, nil, []string{"memories"}},
+		{"memory off takes its guidance", all, prompts.Library{Skills: lib.Skills, KnowledgeBases: lib.KnowledgeBases}, nil,
+			[]string{"knowledge", "notes", "skills"}},
+		{"the section turned off takes its guidance", all, lib, map[string]string{"memories": ""}, []string{"knowledge", "notes", "skills"}},
+		{"no skills visible: no index", all, prompts.Library{Memories: lib.Memories, KnowledgeBases: lib.KnowledgeBases}, nil,
+			[]string{"memories", "memory_guidance", "knowledge", "notes"}},
+		{"notes only", []tools.Family{tools.FamilyNotes}, prompts.Library{}, nil, []string{"notes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := s.Set(ctx, tc.over); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Reset(ctx, "memories")
+			h, err := s.Harness(ctx, prompts.Request{ModelName: "Tiny", Families: tc.families, Library: tc.lib})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := has(h, keys...)
+			for _, k := range keys {
+				if want := slices.Contains(tc.want, k); got[k] != want {
+					t.Errorf("%s present %v, want %v:\n%s", k, got[k], want, h)
+				}
+			}
+		})
+	}
+	h, _ := s.Harness(ctx, prompts.Request{ModelName: "Tiny", Families: all, Library: lib})
+	for _, want := range []string{"- [1] Likes {{skills}} and {{date}}.", "- tidy: Tidies {{memories}}.", "This chat searches “{{model_name}}”."} {
+		if !strings.Contains(h, want) {
+			t.Errorf("%q was not kept literally in:\n%s", want, h)
+		}
+	}
+	for _, v := range []string{"memories", "skills", "knowledge_bases"} {
+		if !slices.ContainsFunc(prompts.Variables(), func(x prompts.Variable) bool { return x.Name == v }) {
+			t.Errorf("variable %s is not listed", v)
+		}
+	}
+}
+
+// A fragment requiring a variable of its own key reads the variable (it
+// cannot satisfy itself); one requiring another fragment's key follows
+// that fragment, even when the variable of that name has a value.
+func TestRequiresOwnKeyIsTheVariable(t *testing.T) {
+	frags := []prompts.Fragment{
+		{Key: "list", Default: "List: {{list}}", Requires: "list"},
+		{Key: "about", Default: "About the list.", Requires: "list"},
+	}
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		over map[string]string
+		want string
+	}{
+		{"with a value", map[string]string{"list": "a"}, nil, "List: a\n\nAbout the list."},
+		{"without", map[string]string{"list": " "}, nil, ""},
+		{"the section off", map[string]string{"list": "a"}, map[string]string{"list": ""}, ""},
+	} {
+		if got := prompts.Compose(frags, tc.over, prompts.Input{Vars: tc.vars}); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -26,7 +26,12 @@ type Chat struct {
 	Pinned       bool
 	Unread       bool
 	// ToolsOff: the chat's replies are offered no tools.
-	ToolsOff  bool
+	ToolsOff bool
+	// Knowledge is the knowledge scope of a new chat while Send builds
+	// its first request, before the chat is stored (NewChat.Knowledge);
+	// nil for a chat read from the database, whose scope the library
+	// reads (library.Service.ChatScope).
+	Knowledge *KnowledgeScope
 	CreatedAt int64
 	UpdatedAt int64
 	DeletedAt *int64
@@ -44,6 +49,19 @@ type NewChat struct {
 	Params       Params
 	SystemPrompt string
 	ToolsOff     bool
+	// Knowledge, when set, limits the chat's knowledge search to these
+	// bases from its first reply (chats.knowledge_scoped and
+	// chat_knowledge_bases, written with the chat). Every base must be one
+	// user can see (Visible), else nothing is stored (ErrNotFound).
+	Knowledge *KnowledgeScope
+}
+
+// KnowledgeScope is which knowledge bases a chat's search may read:
+// Scoped false, every base its person can see; Scoped, only Bases (none:
+// nothing, never everything).
+type KnowledgeScope struct {
+	Scoped bool
+	Bases  []ids.BaseID
 }
 
 // Optional is a change to a nullable field: the zero value leaves the field
@@ -179,15 +197,42 @@ func insertChat(ctx context.Context, tx *sql.Tx, user ids.UserID, nc NewChat, pa
 			return 0, err
 		}
 	}
+	scoped := nc.Knowledge != nil && nc.Knowledge.Scoped
 	res, err := tx.ExecContext(ctx, `
-		INSERT INTO chats (user_id, folder_id, title, title_auto, model_id, params, system_prompt, tools_off, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		user, nullable(nc.FolderID), title, titleAuto, nullable(nc.ModelID), params, nc.SystemPrompt, nc.ToolsOff, now, now)
+		INSERT INTO chats (user_id, folder_id, title, title_auto, model_id, params, system_prompt, tools_off, knowledge_scoped, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		user, nullable(nc.FolderID), title, titleAuto, nullable(nc.ModelID), params, nc.SystemPrompt, nc.ToolsOff, scoped, now, now)
 	if err != nil {
 		return 0, fmt.Errorf("insert chat: %w", err)
 	}
 	id, _ := res.LastInsertId()
+	if scoped {
+		if err := insertChatBases(ctx, tx, user, ids.ChatID(id), nc.Knowledge.Bases); err != nil {
+			return 0, err
+		}
+	}
 	return ids.ChatID(id), nil
+}
+
+// insertChatBases scopes a new chat to bases, each one user can see
+// (store.Visible): a base that is not is ErrNotFound, and the whole send
+// rolls back.
+func insertChatBases(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.ChatID, bases []ids.BaseID) error {
+	vis, vargs := Visible(KindBase, "b", user)
+	for _, b := range bases {
+		var ok bool
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM knowledge_bases b WHERE b.id = ? AND `+vis, append([]any{b}, vargs...)...).Scan(&ok)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("knowledge base %d: %w", b, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read knowledge base %d: %w", b, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO chat_knowledge_bases (chat_id, base_id) VALUES (?, ?)`, chat, b); err != nil {
+			return fmt.Errorf("scope chat %d: %w", chat, err)
+		}
+	}
+	return nil
 }
 
 // ChatByID reads one of user's chats, trashed or not.

@@ -13,8 +13,9 @@ import (
 )
 
 // The instance settings of tools. A family is on when its setting is "1";
-// unset is off: the administrator turns a tool on for the household, and
-// everyone holding its permission (in the default baseline) gets it then.
+// unset is off (DefaultOn: on): the administrator turns a tool that reaches
+// outside on for the household, and everyone holding its permission (in
+// the default baseline) gets it then.
 const (
 	SettingFamilyPrefix = "tools_family_"
 	SettingMaxRounds    = "tools_max_rounds"
@@ -31,12 +32,21 @@ const MaxRoundsCap = 32
 // Families lists what the instance and each model switch, in the order
 // pages show them: the built-in families, then the gates of row-backed
 // tools (one switch for every custom tool, one for every MCP tool).
-var Families = []Family{FamilyWebSearch, FamilyFetch, GateCustom, GateMCP}
+var Families = []Family{FamilyWebSearch, FamilyFetch, GateCustom, GateMCP,
+	FamilyKnowledge, FamilyNotes, FamilyMemory, FamilySkills}
+
+// DefaultOn are the families on while no setting says otherwise (a stored
+// "0" turns one off): the library's, which act only on the person's own
+// library and reach nothing outside, so an instance has them from the
+// start. The others reach the network (the web, an administrator's
+// endpoints) and wait for an administrator.
+var DefaultOn = map[Family]bool{FamilyKnowledge: true, FamilyNotes: true, FamilyMemory: true, FamilySkills: true}
 
 // GatePermission is the permission a gate's tools need.
 var GatePermission = map[Family]auth.Permission{
 	FamilyWebSearch: auth.ToolsWebSearch, FamilyFetch: auth.ToolsFetch,
 	GateCustom: auth.ToolsCustom, GateMCP: auth.ToolsMCP,
+	FamilyKnowledge: auth.LibraryUse, FamilyNotes: auth.LibraryUse, FamilyMemory: auth.LibraryUse, FamilySkills: auth.LibraryUse,
 }
 
 // Service is the registry of tools: the built-ins over a Web, the
@@ -81,11 +91,11 @@ type SettingsPatch struct {
 func (s *Service) Settings(ctx context.Context) (Settings, error) {
 	out := Settings{Families: map[Family]bool{}, MaxRounds: DefaultMaxRounds}
 	for _, f := range Families {
-		v, _, err := s.db.Setting(ctx, SettingFamilyPrefix+string(f))
+		v, ok, err := s.db.Setting(ctx, SettingFamilyPrefix+string(f))
 		if err != nil {
 			return Settings{}, err
 		}
-		out.Families[f] = v == "1"
+		out.Families[f] = v == "1" || !ok && DefaultOn[f]
 	}
 	v, ok, err := s.db.Setting(ctx, SettingMaxRounds)
 	if err != nil {
@@ -133,8 +143,30 @@ type Info struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// List describes every registered tool.
-func (s *Service) List() []Info { return NewToolSet(s.tools...).Info() }
+// List describes every tool fixed in code: the built-ins, then the fixed
+// sources' (Fixed). Row-backed tools are listed where their rows are.
+func (s *Service) List() []Info { return NewToolSet(s.fixed()...).Info() }
+
+// fixed are the built-ins and the fixed sources' tools.
+func (s *Service) fixed() []Tool {
+	out := slices.Clone(s.tools)
+	for _, src := range s.sources {
+		if f, ok := src.(Fixed); ok {
+			out = append(out, f.Catalog()...)
+		}
+	}
+	return out
+}
+
+// Reserved lists the names no custom tool or MCP tool may take: the
+// built-ins' and the fixed sources'.
+func (s *Service) Reserved() []string {
+	var out []string
+	for _, t := range s.fixed() {
+		out = append(out, t.Name)
+	}
+	return out
+}
 
 // Info describes the set's tools.
 func (s ToolSet) Info() []Info {
@@ -152,7 +184,8 @@ func (s ToolSet) Info() []Info {
 // has its gate on, the model has not switched the gate off, the chat has
 // not turned tools off, and (web search) a provider is ready. Row-backed
 // tools come from the sources, after the built-ins, which claim their
-// names first (even when not offered, so a name never changes meaning).
+// names first (even when not offered, so a name never changes meaning),
+// as do a fixed source's (Fixed) against every other source.
 // The set travels with the reply: what it may run is exactly what was
 // offered.
 func (s *Service) Resolve(ctx context.Context, caller auth.Caller, model store.Model, chat store.Chat) (ToolSet, error) {
@@ -168,6 +201,14 @@ func (s *Service) Resolve(ctx context.Context, caller auth.Caller, model store.M
 			caller.Perms.Has(GatePermission[gate])
 	}
 	taken := map[string]bool{}
+	claimedBy := map[string]Source{}
+	for _, src := range s.sources {
+		if f, ok := src.(Fixed); ok {
+			for _, t := range f.Catalog() {
+				claimedBy[t.Name] = src
+			}
+		}
+	}
 	var set ToolSet
 	for _, t := range s.tools {
 		taken[t.Name] = true
@@ -181,7 +222,8 @@ func (s *Service) Resolve(ctx context.Context, caller auth.Caller, model store.M
 		if !allowed(src.Gate()) {
 			continue
 		}
-		list, guidance, err := src.Tools(ctx, caller, func(name string) bool { return taken[name] })
+		mine := func(name string) bool { c, ok := claimedBy[name]; return !ok || c == src }
+		list, guidance, err := src.Tools(ctx, caller, chat, func(name string) bool { return taken[name] || !mine(name) })
 		if err != nil {
 			// One source failing (a database error) must not take the
 			// others' tools away; the reply goes on without its tools.
@@ -189,7 +231,7 @@ func (s *Service) Resolve(ctx context.Context, caller auth.Caller, model store.M
 			continue
 		}
 		for _, t := range list {
-			if taken[t.Name] || t.Family.Gate() != src.Gate() || t.Permission != "" && !caller.Perms.Has(t.Permission) {
+			if taken[t.Name] || !mine(t.Name) || t.Family.Gate() != src.Gate() || t.Permission != "" && !caller.Perms.Has(t.Permission) {
 				continue // never shadow, never offer what a source mislabels
 			}
 			taken[t.Name] = true

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 
 	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/store"
 )
 
 // Family names tools switched on and off together: per model, per
@@ -21,6 +22,17 @@ type Family string
 const (
 	FamilyWebSearch Family = "web_search"
 	FamilyFetch     Family = "fetch"
+)
+
+// The library's families (backend/library supplies their tools as
+// sources, one per family): a person's knowledge bases, notes, memories
+// and skills. They reach nothing outside the instance, so they are on
+// unless an administrator turns them off (DefaultOn).
+const (
+	FamilyKnowledge Family = "knowledge"
+	FamilyNotes     Family = "notes"
+	FamilyMemory    Family = "memory"
+	FamilySkills    Family = "skills"
 )
 
 // Tool is one tool a reply may be offered.
@@ -121,16 +133,32 @@ type Guidance struct {
 	Text   string
 }
 
-// Source supplies row-backed tools, read once per reply (Service.Resolve
-// asks every source, after the built-ins).
+// Source supplies tools read once per reply (Service.Resolve asks every
+// source, after the built-ins): row-backed ones (custom tools, MCP) and
+// the library's.
 type Source interface {
 	// Gate is the gate of every tool this source supplies (GateCustom,
-	// GateMCP).
+	// GateMCP, FamilyNotes, …).
 	Gate() Family
-	// Tools returns the tools the source offers caller now, each with
-	// its Family and Permission set, and their guidance. taken reports
-	// names already claimed (built-ins, and sources asked before this
-	// one): a source must not return a taken name (custom tools refuse
-	// a colliding slug at save; MCP renames its tool).
-	Tools(ctx context.Context, caller auth.Caller, taken func(name string) bool) ([]Tool, []Guidance, error)
+	// Tools returns the tools the source offers caller now, in a reply
+	// of chat, each with its Family and Permission set, and their
+	// guidance. chat is the reply's chat as the request is built: a new
+	// chat's ID is 0 (it is stored after the request is built) and its
+	// settings are on the struct; a source that binds a chat's state (the
+	// library's knowledge scope) reads it here, and its tools carry it.
+	// taken reports names already claimed (built-ins, claimed names, and
+	// sources asked before this one): a source must not return a taken
+	// name (custom tools refuse a colliding slug at save; MCP renames its
+	// tool).
+	Tools(ctx context.Context, caller auth.Caller, chat store.Chat, taken func(name string) bool) ([]Tool, []Guidance, error)
+}
+
+// Fixed is a Source whose tools are fixed in code, as the built-ins' are
+// (the library's), not rows. Catalog returns them all, as models are
+// offered them: List shows them (nothing a model is sent is hidden from
+// the page), and Resolve claims their names before any source is asked,
+// offered or not, so a custom tool or an MCP server's tool never takes
+// one and a name never changes meaning from one reply to the next.
+type Fixed interface {
+	Catalog() []Tool
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
 )
 
@@ -64,8 +65,7 @@ func TestLibraryShellInChromium(t *testing.T) {
 	if s.bool(`!!document.querySelector('#sidebar-library')`) {
 		t.Error("someone without library.use has the Library entry")
 	}
-	// Until the Library facade lands on main, its calls are refused.
-	u.pe.check(t, "/api/Library.")
+	u.pe.check(t)
 }
 
 // libraryUI opens the administrator's app at w×h with Samwise in the
@@ -237,7 +237,23 @@ func TestLibraryNotesInChromium(t *testing.T) {
 			t.Errorf("the owner line says %q", o)
 		}
 		s.shot("shared")
-		s.pe.check(t)
+		s.pe.check(t, "/api/Connections.List") // a member's start asks, and is refused
+	})
+
+	u.step(t, "a note without text opens in the editor", func(t *testing.T, u *adminUI) {
+		// The view leaves out an empty body.
+		var n struct{ ID int }
+		harness.API(t, u.base, "Library.CreateNote", &n, map[string]any{"title": "Nothing yet", "body": ""})
+		u.js(fmt.Sprintf(`location.hash = '#/library/notes/%d', true`, n.ID))
+		u.waitJS(`document.querySelector('#note-title')?.value === 'Nothing yet' && document.querySelector('#note-body').value === ''`)
+		u.click(`#note-body-preview`)
+		u.waitJS(`!!document.querySelector('#note-body-preview-box')`)
+		if u.bool(`!!document.querySelector('#note-unsaved')`) {
+			t.Error("an untouched note without text says it has unsaved changes")
+		}
+		u.click(`#note-delete`)
+		u.confirmDialog("Delete note")
+		u.waitJS(`location.hash === '#/library/notes' && document.querySelectorAll('#notes-list > li').length === 2`)
 	})
 
 	u.step(t, "delete", func(t *testing.T, u *adminUI) {
@@ -331,7 +347,7 @@ func TestLibraryMemoriesInChromium(t *testing.T) {
 		u.click(`label.switch-row:has(#memory-on)`)
 		u.waitJS(`document.querySelector('#memory-on').checked && document.querySelector('#memory-on-text').textContent.startsWith('On')`)
 	})
-	u.pe.check(t)
+	u.pe.check(t, "/api/Library.AddMemory") // the refusal of the one too long
 }
 
 // TestLibrarySkillsInChromium creates a skill, changes it, shares it with
@@ -384,7 +400,7 @@ func TestLibrarySkillsInChromium(t *testing.T) {
 			t.Errorf("the owner line says %q", o)
 		}
 		s.shot("shared")
-		s.pe.check(t)
+		s.pe.check(t, "/api/Connections.List") // a member's start asks, and is refused
 	})
 
 	u.step(t, "delete", func(t *testing.T, u *adminUI) {
@@ -395,9 +411,9 @@ func TestLibrarySkillsInChromium(t *testing.T) {
 	u.pe.check(t)
 }
 
-// TestLibraryPhoneLayout opens each library tab, a note, a skill and the
-// share dialog at 390×844 in both themes: nothing sticks out of the screen
-// or its card.
+// TestLibraryPhoneLayout opens each library tab, a note, a skill, a memory
+// being edited and the share dialog at 390×844 in both themes: nothing
+// sticks out of the screen or its card, and every control has a name.
 func TestLibraryPhoneLayout(t *testing.T) {
 	var noteID, skillID int
 	u := newAdminUI(t, 390, 844, func(base string) {
@@ -426,9 +442,19 @@ func TestLibraryPhoneLayout(t *testing.T) {
 			u.js(fmt.Sprintf(`location.hash = %q, true`, "#/library/"+p.hash))
 			u.waitJS(p.ready)
 			u.waitJS(`!document.querySelector('#main .loading-line')`)
-			if p.name == "note" {
+			if bad := u.str(unlabelledJS); bad != "" {
+				t.Errorf("%s: unnamed controls:\n%s", p.name, bad)
+			}
+			switch p.name {
+			case "note":
 				u.click(`#note-body-preview`)
 				u.waitJS(`!!document.querySelector('#note-body-rendered table')`)
+			case "memories":
+				u.click(`#memory-list button[id$="-edit"]`)
+				u.waitJS(`!!document.querySelector('#memory-list textarea')`)
+				if bad := u.str(unlabelledJS); bad != "" {
+					t.Errorf("editing a memory: unnamed controls:\n%s", bad)
+				}
 			}
 			for _, theme := range []string{"moria", "shire"} {
 				u.js(fmt.Sprintf(`document.documentElement.dataset.theme = %q, true`, theme))
@@ -444,6 +470,9 @@ func TestLibraryPhoneLayout(t *testing.T) {
 		u.js(fmt.Sprintf(`location.hash = '#/library/notes/%d', true`, noteID))
 		u.click(fmt.Sprintf(`#share-note-%d`, noteID))
 		u.waitJS(`!!document.querySelector('#share-dialog[open] input[type=checkbox]')`)
+		if bad := u.str(unlabelledJS); bad != "" {
+			t.Errorf("the share dialog: unnamed controls:\n%s", bad)
+		}
 		if bad := u.str(`(() => { const d = document.querySelector('#share-dialog'), r = d.getBoundingClientRect();
 			return [...d.querySelectorAll('*')].filter((e) => { const x = e.getBoundingClientRect(); return x.width > 0 && (x.right > r.right + 1 || x.left < r.left - 1); })
 				.map((e) => e.tagName + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ') +
@@ -456,5 +485,52 @@ func TestLibraryPhoneLayout(t *testing.T) {
 		}
 		u.confirmDialog("Cancel")
 	})
+	u.pe.check(t)
+}
+
+// TestLibraryModelMemoryInChromium: a memory the model adds in a reply (its
+// memory_add tool) is listed with the others, marked as the model's, and
+// can be deleted like any other; a note it writes (notes_write) is the
+// person's, to edit.
+func TestLibraryModelMemoryInChromium(t *testing.T) {
+	llm := fakellm.New(t)
+	llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		body := string(r.Body)
+		switch {
+		case strings.Contains(body, "You write titles"):
+			return fakellm.Stream("Ponies")
+		case strings.Contains(body, `"role":"tool"`):
+			return fakellm.Stream("Noted: your pony is Bill.")
+		}
+		return fakellm.NewStream().ToolCall(0, "call_1", "memory_add", `{"text":"The person's pony is called Bill."}`).
+			ToolCall(1, "call_2", "notes_write", `{"title":"Bill's needs","body":"- apples\n- a **good** brush"}`).Finish("tool_calls").Reply()
+	}))
+	u := newAdminUI(t, 1280, 900, func(base string) {
+		harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": llm.URL()})
+		var models []struct{ ID int64 }
+		harness.API(t, base, "Models.Picker", &models)
+		if len(models) == 0 {
+			t.Fatal("no models")
+		}
+		harness.API(t, base, "Models.Update", nil, models[0].ID, map[string]any{"capabilities": map[string]any{"tools": true}})
+	})
+	u.waitJS(`!!document.querySelector('#composer-input')`)
+	u.send("Remember that my pony is called Bill.")
+	u.waitJS(`[...document.querySelectorAll('.msg-assistant')].some((m) => m.innerText.includes('Noted: your pony is Bill.'))`)
+	u.click(`#sidebar-library`)
+	u.click(`#library-tab-memories`)
+	u.waitJS(`document.querySelectorAll('#memory-list > li').length === 1`)
+	if row := u.str(`document.querySelector('#memory-list > li').innerText`); !strings.Contains(row, "The person's pony is called Bill.") || !strings.Contains(row, "Added by the model") {
+		t.Errorf("the model's memory: %q", row)
+	}
+	u.shot("model")
+	u.click(`#memory-list button[id$="-delete"]`)
+	u.confirmDialog("Delete memory")
+	u.waitJS(`!!document.querySelector('#memories-empty')`)
+
+	u.click(`#library-tab-notes`)
+	u.waitJS(`document.querySelector('#notes-list .model-row-name')?.textContent === "Bill's needs"`)
+	u.click(`#notes-list a`)
+	u.waitJS(`document.querySelector('#note-body')?.value === '- apples\n- a **good** brush'`)
 	u.pe.check(t)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/tests/harness"
 )
 
@@ -31,8 +32,8 @@ func TestPromptsPage(t *testing.T) {
 		if !strings.Contains(u.str(preview), "You are the model ") {
 			t.Errorf("preview %q", u.str(preview))
 		}
-		if n := u.js(`document.querySelectorAll('.prompt-card').length`); n != float64(6) {
-			t.Errorf("%v fragments shown, want 6", n)
+		if n, want := u.js(`document.querySelectorAll('.prompt-card').length`), len(prompts.Builtins()); n != float64(want) {
+			t.Errorf("%v fragments shown, want %d", n, want)
 		}
 		u.shot("defaults")
 	})

@@ -59,7 +59,10 @@ func TestToolRoundInChromium(t *testing.T) {
 		t.Fatal("no models")
 	}
 	harness.API(t, base, "Models.Update", nil, models[0].ID, map[string]any{"capabilities": map[string]any{"tools": true}})
-	harness.API(t, base, "Tools.SetSettings", nil, map[string]any{"families": map[string]bool{"web_search": true}})
+	// The library's families are on by default; off here, web search is
+	// the only tool.
+	harness.API(t, base, "Tools.SetSettings", nil, map[string]any{"families": map[string]bool{"web_search": true,
+		"knowledge": false, "notes": false, "memory": false, "skills": false}})
 	var avail []struct{ Name string }
 	harness.API(t, base, "Tools.Available", &avail)
 	if len(avail) != 1 || avail[0].Name != "web_search" {
@@ -156,6 +159,13 @@ func TestModelToolSwitches(t *testing.T) {
 	}
 	a.clickXPath(`//form[contains(@class,'model-detail')]//label[.//span[text()='Tools']]/input`)
 	a.waitJS(`!!document.querySelector("input[id$='-tool-web_search']") && document.querySelector("input[id$='-tool-web_search']").checked`)
+	// The library's families have their switches too, in plain words.
+	for _, f := range []struct{ id, label string }{{"knowledge", "Knowledge search"}, {"notes", "Notes"}, {"memory", "Memory"}, {"skills", "Skills"}} {
+		sel := `document.querySelector("input[id$='-tool-` + f.id + `']")`
+		if !a.bool(sel+`?.checked === true`) || a.str(sel+`?.nextElementSibling?.textContent ?? ''`) != f.label {
+			t.Errorf("the model's %s switch: checked %v, label %q", f.id, a.bool(sel+`?.checked === true`), a.str(sel+`?.nextElementSibling?.textContent ?? ''`))
+		}
+	}
 	a.click(`input[id$='-tool-web_search']`)
 	a.shot("model-tool-switches")
 	a.click(`.model-detail button[type=submit]`)
@@ -176,6 +186,16 @@ func TestModelToolSwitches(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Settings → Tools: the library's families are on until turned off;
+	// the web's are off until turned on.
+	a.do(chromedp.Navigate(a.base + "/#/settings/tools"))
+	a.waitJS(`!!document.querySelector('#tools-family-knowledge')`)
+	for f, on := range map[string]bool{"knowledge": true, "notes": true, "memory": true, "skills": true, "web_search": false, "fetch": false} {
+		if got := a.bool(`document.querySelector('#tools-family-` + f + `').checked`); got != on {
+			t.Errorf("Settings → Tools: %s checked %v, want %v", f, got, on)
+		}
+	}
+	a.shot("tools-settings-defaults")
 	a.pe.check(t)
 }
 

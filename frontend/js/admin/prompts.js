@@ -12,7 +12,8 @@ import { toast } from '../core/ui.js';
 import { Field } from '../core/fields.js';
 import { loadAllUsers, userName } from './users.js';
 
-const FAMILY_LABELS = { web_search: 'web search', fetch: 'reading web pages', custom: 'custom tools', mcp: 'MCP tools' };
+const FAMILY_LABELS = { web_search: 'web search', fetch: 'reading web pages', custom: 'custom tools', mcp: 'MCP tools',
+  knowledge: 'knowledge search', notes: 'notes', memory: 'memory', skills: 'skills' };
 
 // gateText says when a fragment is used, in words.
 function gateText(f) {

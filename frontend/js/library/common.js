@@ -99,8 +99,8 @@ export function SharedCount({ item }) {
 }
 
 /**
- * MarkdownEditor is a Markdown text field with a Write/Preview switch above
- * it. The preview is the server's rendering (Library.Preview, the renderer
+ * MarkdownEditor is a Markdown text field with a Write/Preview switch on
+ * its label's line (the visible label; Field's own is for screen readers). The preview is the server's rendering (Library.Preview, the renderer
  * notes are shown with), never Markdown rendered here; the text field stays
  * in the page while it shows, hidden, so its undo history is kept.
  */
@@ -126,13 +126,16 @@ export function MarkdownEditor({ id, label, value, onValue, rows, hint }) {
   const previewing = mode === 'preview';
   return html`
     <div class="md-editor">
-      <div class="md-modes" role="group" aria-label=${label + ': write or preview'}>
-        <button type="button" class="btn btn-sm btn-ghost md-mode" id=${id + '-write'} aria-pressed=${previewing ? 'false' : 'true'}
-          onClick=${write}>Write</button>
-        <button type="button" class="btn btn-sm btn-ghost md-mode" id=${id + '-preview'} aria-pressed=${previewing ? 'true' : 'false'}
-          onClick=${show}>Preview</button>
+      <div class="md-head">
+        <span class="field-label" aria-hidden="true">${label}</span>
+        <div class="md-modes" role="group" aria-label=${label + ': write or preview'}>
+          <button type="button" class="btn btn-sm btn-ghost md-mode" id=${id + '-write'} aria-pressed=${previewing ? 'false' : 'true'}
+            onClick=${write}>Write</button>
+          <button type="button" class="btn btn-sm btn-ghost md-mode" id=${id + '-preview'} aria-pressed=${previewing ? 'true' : 'false'}
+            onClick=${show}>Preview</button>
+        </div>
       </div>
-      <${Field} id=${id} label=${label} as="textarea" inputClass="md-source" rows=${rows} value=${value} onValue=${onValue}
+      <${Field} id=${id} label=${label} labelHidden as="textarea" inputClass="md-source" rows=${rows} value=${value} onValue=${onValue}
         hidden=${previewing} hint=${hint}
         after=${!!previewing && html`
           <div class="md-preview" id=${id + '-preview-box'} aria-live="polite">

@@ -127,7 +127,7 @@ function AddMemory({ view, onView }) {
       <header class="card-header"><h3 class="card-title" id="memory-add-title">Add a memory</h3></header>
       <div class="card-body form-grid">
         <${Field} id="memory-new" label="Memory" as="textarea" rows="2" value=${text} error=${error}
-          placeholder="I prefer metric units." aria-describedby="memory-new-count"
+          placeholder="For example: I prefer metric units." aria-describedby="memory-new-count"
           hint=${'One short fact about you, in a sentence.' + count}
           onValue=${(v) => { setText(v); setError(''); }}
           after=${html`<${Counter} id="memory-new-count" text=${text} view=${view} extra=${chars(text.trim())} />`} />

@@ -10,7 +10,7 @@ import { call } from '../core/transport.js';
 import { hrefs, navigate } from '../core/router.js';
 import { CloseButton, Icon, confirmAction, toast, useDebounced } from '../core/ui.js';
 import { Field, FilterBar, FormError, useFormError } from '../core/fields.js';
-import { Rendered } from '../core/html.js';
+import { Rendered, Snippet } from '../core/html.js';
 import { formatWhen } from '../core/format.js';
 import { useLibraryEvents, useLeaveGuard, OwnerLine, SharedCount, MarkdownEditor } from './common.js';
 import { ShareButton } from './share.js';
@@ -189,7 +189,9 @@ export function NotesTab({ sub }) {
                   <a class="model-row-main" href=${hrefs.library('notes', String(n.id))} aria-current=${n.id === selectedId ? 'true' : undefined}>
                     <span class="model-row-text">
                       <span class="model-row-name">${noteTitle(n)}</span>
-                      ${!!n.excerpt && html`<span class="model-row-sub library-excerpt">${n.excerpt}</span>`}
+                      ${searching && !!n.snippet
+                        ? html`<${Snippet} className="model-row-sub library-excerpt" markup=${n.snippet} />`
+                        : !!n.excerpt && html`<span class="model-row-sub library-excerpt">${n.excerpt}</span>`}
                       <span class="model-row-sub">${n.mine ? '' : `${n.owner && n.owner.name ? n.owner.name : 'Someone'} · `}${formatWhen(n.updatedAt)}</span>
                     </span>
                     ${!n.mine && html`<span class="badge">Shared</span>`}

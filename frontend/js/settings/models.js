@@ -211,7 +211,8 @@ function ModelDetail({ model, efforts, onSaved, onImage, onClose }) {
 
 // The tool families a model flagged for tools may use, each on unless
 // switched off (capabilities.toolsOff).
-const TOOL_FAMILIES = [['web_search', 'Web search'], ['fetch', 'Read web pages'], ['custom', 'Custom tools'], ['mcp', 'MCP tools']];
+const TOOL_FAMILIES = [['web_search', 'Web search'], ['fetch', 'Read web pages'], ['custom', 'Custom tools'], ['mcp', 'MCP tools'],
+  ['knowledge', 'Knowledge search'], ['notes', 'Notes'], ['memory', 'Memory'], ['skills', 'Skills']];
 
 export function ModelsSettings() {
   const store = useStore();

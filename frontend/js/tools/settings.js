@@ -13,6 +13,11 @@ const FAMILIES = [
   { id: 'fetch', label: 'Read web pages', help: 'Replies may read a page by its address, through the guard that keeps them off this network.' },
   { id: 'custom', label: 'Custom tools', help: 'Replies may call the HTTP tools defined under Custom tools.' },
   { id: 'mcp', label: 'MCP tools', help: 'Replies may use the tools of the servers added under MCP servers.' },
+  // The library's families reach nothing outside this server: on until turned off here.
+  { id: 'knowledge', label: 'Knowledge search', help: 'Replies may search the documents in the knowledge bases the person can see.' },
+  { id: 'notes', label: 'Notes', help: 'Replies may search, read and write the person’s notes (shared notes stay read-only).' },
+  { id: 'memory', label: 'Memory', help: 'Replies may add and forget the person’s memories. The memories themselves reach replies while the person keeps memory on.' },
+  { id: 'skills', label: 'Skills', help: 'Replies may read the skills the person can see; their names and descriptions are listed to the model.' },
 ];
 
 export function ToolsSettings() {
