@@ -245,10 +245,24 @@ func TestLibraryKnowledgeInChromium(t *testing.T) {
 		a.click(`#kb-attach-docs .kb-attach-doc`)
 		a.waitJS(`[...document.querySelectorAll('.composer .attach-chip.is-ready .attach-name')].some((e) => e.textContent === '` + libraryDocName + `')`)
 		a.shot("attach-from-library")
+		// A new chat's scope goes with its first message.
+		a.click(`#composer-knowledge`)
+		a.waitJS(`!!document.querySelector('.kb-scope-panel')`)
+		a.click(`.kb-scope-list input[type=checkbox]`)
+		a.waitJS(`document.querySelector('#composer-knowledge').innerText.includes('Household papers')`)
+		a.keys("\x1b")
 		n := len(a.llm.Requests())
 		a.send("What does this say?")
 		a.waitJS(lastReply + `.includes('Read it.')`)
 		a.waitReplyIdle()
+		var scope struct {
+			Scoped bool
+			Bases  []struct{ Name string }
+		}
+		harness.API(t, a.base, "Library.ChatScope", &scope, a.js(`Number(location.hash.split('/').pop())`))
+		if !scope.Scoped || len(scope.Bases) != 1 || scope.Bases[0].Name != "Household papers" {
+			t.Errorf("the new chat's scope is %+v; want only Household papers", scope)
+		}
 		var sentText bool
 		for _, r := range a.llm.Requests()[n:] {
 			if strings.Contains(string(r.Body), libraryFact) && strings.Contains(string(r.Body), "What does this say?") {
