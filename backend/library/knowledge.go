@@ -103,6 +103,9 @@ func (s *Service) CreateBase(ctx context.Context, user ids.UserID, name, descrip
 	if err := checkBase(&name, &description); err != nil {
 		return store.KnowledgeBase{}, err
 	}
+	if err := s.room(ctx, user, func(c store.LibraryCounts) int { return c.Bases }, MaxBases, "knowledge bases", "delete one"); err != nil {
+		return store.KnowledgeBase{}, err
+	}
 	b, err := s.db.CreateKnowledgeBase(ctx, user, name, description)
 	return b, baseErr(err)
 }
@@ -166,6 +169,9 @@ func (s *Service) Ingest(ctx context.Context, user ids.UserID, base ids.BaseID, 
 	}
 	if b.OwnerID != user {
 		return store.Document{}, baseErr(store.ErrForbidden)
+	}
+	if err := s.room(ctx, user, func(c store.LibraryCounts) int { return c.Documents }, MaxDocuments, "documents in your knowledge bases", "delete some"); err != nil {
+		return store.Document{}, err
 	}
 	display := attach.DisplayName(name)
 	t, err := s.files.Take(ctx, user, name, r, files.Intake{

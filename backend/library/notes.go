@@ -59,6 +59,9 @@ func (s *Service) CreateNote(ctx context.Context, user ids.UserID, title, body s
 	if err := noteBody(body); err != nil {
 		return store.Note{}, err
 	}
+	if err := s.room(ctx, user, func(c store.LibraryCounts) int { return c.Notes }, MaxNotes, "notes", "delete one"); err != nil {
+		return store.Note{}, err
+	}
 	n, err := s.db.CreateNote(ctx, user, title, body)
 	return n, store.Kinded(err, "note")
 }

@@ -58,6 +58,9 @@ func (s *Service) CreateSkill(ctx context.Context, user ids.UserID, name, descri
 	if err := skillBody(body); err != nil {
 		return store.Skill{}, err
 	}
+	if err := s.room(ctx, user, func(c store.LibraryCounts) int { return c.Skills }, MaxSkills, "skills", "delete one"); err != nil {
+		return store.Skill{}, err
+	}
 	k, err := s.db.CreateSkill(ctx, user, name, description, body)
 	return k, skillErr(err, name)
 }

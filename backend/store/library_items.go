@@ -624,3 +624,25 @@ func (db *DB) ShareTargets(ctx context.Context, user ids.UserID) ([]Grantee, err
 	}
 	return scanGrantees(rows)
 }
+
+// --- counts ---
+
+// LibraryCounts is how many items of each kind one person owns.
+type LibraryCounts struct {
+	Bases, Documents, Notes, Skills int
+}
+
+// OwnedCounts counts owner's bases, documents, notes and skills, for the
+// service's caps (a row costs disk whatever its size).
+func (db *DB) OwnedCounts(ctx context.Context, owner ids.UserID) (LibraryCounts, error) {
+	var c LibraryCounts
+	err := db.r.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM knowledge_bases WHERE owner_id = ?1),
+		(SELECT COUNT(*) FROM documents WHERE owner_id = ?1),
+		(SELECT COUNT(*) FROM notes WHERE owner_id = ?1),
+		(SELECT COUNT(*) FROM skills WHERE owner_id = ?1)`, owner).Scan(&c.Bases, &c.Documents, &c.Notes, &c.Skills)
+	if err != nil {
+		return LibraryCounts{}, fmt.Errorf("count library items: %w", err)
+	}
+	return c, nil
+}

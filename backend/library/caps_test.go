@@ -1,0 +1,74 @@
+package library
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/ids"
+)
+
+// fill gives owner n rows of the table through SQL (a loop of n creations
+// through the service would be slow and test nothing more), each with a
+// name of its own.
+func fill(t *testing.T, h household, table string, owner ids.UserID, n int, base ids.BaseID) {
+	t.Helper()
+	cols := map[string]string{
+		"notes":           `INSERT INTO notes (owner_id, title, body) SELECT ?1, 'n' || x, '' FROM seq`,
+		"skills":          `INSERT INTO skills (owner_id, name, description, body) SELECT ?1, 's' || x, '', '' FROM seq`,
+		"knowledge_bases": `INSERT INTO knowledge_bases (owner_id, name) SELECT ?1, 'b' || x FROM seq`,
+		"documents": `INSERT INTO documents (base_id, owner_id, kind, mime, display_name, storage_name)
+			SELECT ?3, ?1, 'text', 'text/plain', 'd' || x, 'none-' || ?1 || '-' || x FROM seq`,
+	}[table]
+	q := `WITH RECURSIVE seq(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM seq WHERE x < ?2) ` + cols
+	if _, err := h.db.Write().Exec(q, owner, n, base); err != nil {
+		t.Fatalf("fill %s: %v", table, err)
+	}
+}
+
+// Each kind has a count cap with a message that says what to do: without
+// one, a script or a model looping notes_write fills the disk with rows
+// (the files quota bounds documents' bytes, not their number). Another
+// person's items do not count against one's own.
+func TestLibraryCountCaps(t *testing.T) {
+	ctx := context.Background()
+	h := newHousehold(t)
+	mine := h.base(t, h.frodo, "Mine")
+	fill(t, h, "notes", h.frodo, MaxNotes, 0)
+	fill(t, h, "skills", h.frodo, MaxSkills, 0)
+	fill(t, h, "knowledge_bases", h.frodo, MaxBases-1, 0) // and Mine
+	fill(t, h, "documents", h.frodo, MaxDocuments, mine.ID)
+
+	_, err := h.lib.CreateNote(ctx, h.frodo, "One more", "text")
+	wantKindSays(t, "note", err, apperr.Invalid, fmt.Sprintf("You already have %s notes, the most there can be; delete one to make room.", thousands(MaxNotes)))
+	_, err = h.lib.CreateSkill(ctx, h.frodo, "One more", "", "text")
+	wantKindSays(t, "skill", err, apperr.Invalid, fmt.Sprintf("You already have %d skills", MaxSkills))
+	_, err = h.lib.CreateBase(ctx, h.frodo, "One more", "")
+	wantKindSays(t, "base", err, apperr.Invalid, fmt.Sprintf("You already have %d knowledge bases", MaxBases))
+	_, err = h.lib.Ingest(ctx, h.frodo, mine.ID, "more.txt", strings.NewReader("one more document"))
+	wantKindSays(t, "document", err, apperr.Invalid, fmt.Sprintf("You already have %s documents in your knowledge bases", thousands(MaxDocuments)))
+
+	// Sam's count is his own.
+	if _, err := h.lib.CreateNote(ctx, h.sam, "Mine", "text"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.lib.CreateSkill(ctx, h.sam, "Mine", "", "text"); err != nil {
+		t.Fatal(err)
+	}
+	b := h.base(t, h.sam, "Mine")
+	h.ingest(t, h.sam, b.ID, "a.txt", []byte("a document of sam's"))
+
+	// Deleting one makes room again.
+	notes, err := h.lib.Notes(ctx, h.frodo, "", 1)
+	if err != nil || len(notes) != 1 {
+		t.Fatal(notes, err)
+	}
+	if err := h.lib.DeleteNote(ctx, h.frodo, notes[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.lib.CreateNote(ctx, h.frodo, "One more", "text"); err != nil {
+		t.Fatalf("after a deletion: %v", err)
+	}
+}
