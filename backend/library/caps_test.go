@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/tools"
 )
 
 // fill gives owner n rows of the table through SQL (a loop of n creations
@@ -70,5 +73,48 @@ func TestLibraryCountCaps(t *testing.T) {
 	}
 	if _, err := h.lib.CreateNote(ctx, h.frodo, "One more", "text"); err != nil {
 		t.Fatalf("after a deletion: %v", err)
+	}
+}
+
+// A grantor's thousand shared skills and hundred shared bases do not fill
+// another person's system message: the skills index and the bases'
+// sentence are bounded, the person's own come first, and what is left out
+// is counted.
+func TestHarnessBoundsWhatOthersShare(t *testing.T) {
+	ctx := context.Background()
+	h := newHousehold(t)
+	w := h.db.Write()
+	if _, err := w.Exec(`WITH RECURSIVE seq(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM seq WHERE x < 1000)
+		INSERT INTO skills (owner_id, name, description, body) SELECT ?, 'a' || x, ?, '' FROM seq`,
+		h.frodo, strings.Repeat("d", MaxSkillDescription)); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, h, "knowledge_bases", h.frodo, 100, 0)
+	if _, err := w.Exec(`INSERT INTO library_shares (kind, item_id, user_id)
+		SELECT 'skill', id, ? FROM skills UNION ALL SELECT 'base', id, ? FROM knowledge_bases`, h.sam, h.sam); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.lib.CreateSkill(ctx, h.sam, "zebra", "Sam's own", "Stripes."); err != nil {
+		t.Fatal(err)
+	}
+	h.base(t, h.sam, "Sam's shelf")
+
+	sam := auth.Caller{User: h.sam, Perms: auth.NewSet(false, auth.LibraryUse)}
+	lib, err := h.lib.Harness(ctx, sam, store.Chat{}, []tools.Family{tools.FamilySkills, tools.FamilyKnowledge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(lib.Skills, "\n")
+	if len(lib.Skills) > maxIndexBytes+100 || len(lines) > maxIndexSkills+1 {
+		t.Errorf("skills index: %d bytes, %d lines", len(lib.Skills), len(lines))
+	}
+	if lines[0] != "- zebra: Sam's own" {
+		t.Errorf("the person's own skill is not first: %q", lines[0])
+	}
+	if last := lines[len(lines)-1]; last != fmt.Sprintf("- (%d more skills shared with the person are not listed here.)", 1001-len(lines)+1) {
+		t.Errorf("last line %q", last)
+	}
+	if len(lib.KnowledgeBases) > 3000 || !strings.Contains(lib.KnowledgeBases, "“Sam's shelf”") || !strings.Contains(lib.KnowledgeBases, "and 81 more") {
+		t.Errorf("bases sentence (%d bytes): %.300q", len(lib.KnowledgeBases), lib.KnowledgeBases)
 	}
 }

@@ -37,15 +37,7 @@ func (s *Service) Harness(ctx context.Context, caller auth.Caller, chat store.Ch
 		if err != nil {
 			return out, err
 		}
-		lines := make([]string, 0, len(skills))
-		for _, k := range skills {
-			line := "- " + oneLine(k.Name)
-			if d := oneLine(k.Description); d != "" {
-				line += ": " + d
-			}
-			lines = append(lines, line)
-		}
-		out.Skills = strings.Join(lines, "\n")
+		out.Skills = skillIndex(caller.User, skills)
 	}
 	if slices.Contains(families, tools.FamilyKnowledge) {
 		scope, err := s.chatScope(ctx, caller.User, chat)
@@ -67,6 +59,54 @@ func (s *Service) Harness(ctx context.Context, caller auth.Caller, chat store.Ch
 		}
 	}
 	return out, nil
+}
+
+// What one reply's system message carries of names that other people
+// choose: anyone can share a thousand skills or a hundred bases with a
+// person, and every request of theirs would pay for them in tokens (a
+// thousand skills' lines are about 250 KB). Their own come first.
+const (
+	maxIndexSkills = 50      // lines of the skills index
+	maxIndexBytes  = 8 << 10 // bytes of the skills index
+	maxNamedBases  = 20      // bases named in one sentence
+)
+
+// skillIndex is the skills index: a "- name: description" line for each
+// skill, user's own first, within maxIndexSkills and maxIndexBytes, then a
+// line saying how many are left out.
+func skillIndex(user ids.UserID, skills []store.Skill) string {
+	skills = slices.Clone(skills)
+	slices.SortStableFunc(skills, func(a, b store.Skill) int {
+		return cmpBool(a.OwnerID != user, b.OwnerID != user)
+	})
+	lines := make([]string, 0, min(len(skills), maxIndexSkills)+1)
+	size := 0
+	for _, k := range skills {
+		line := "- " + oneLine(k.Name)
+		if d := oneLine(k.Description); d != "" {
+			line += ": " + d
+		}
+		if len(lines) == maxIndexSkills || size+len(line)+1 > maxIndexBytes {
+			break
+		}
+		lines = append(lines, line)
+		size += len(line) + 1
+	}
+	if left := len(skills) - len(lines); left > 0 {
+		lines = append(lines, fmt.Sprintf("- (%d more skills shared with the person are not listed here.)", left))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }
 
 // memoriesText is the {{memories}} value: "- …" lines, numbered by id when

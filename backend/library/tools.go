@@ -456,11 +456,14 @@ func (s *Service) readSkill(ctx context.Context, user ids.UserID, name string) t
 		if lerr != nil {
 			return s.failure(lerr, "read the skill")
 		}
-		names := make([]string, 0, len(all))
-		for _, k := range all {
+		names := make([]string, 0, min(len(all), maxIndexSkills)+1)
+		for _, k := range all[:min(len(all), maxIndexSkills)] {
 			names = append(names, oneLine(k.Name))
 		}
-		return failed(fmt.Sprintf("There is no skill named “%s”. The skills are: %s.", oneLine(name), strings.Join(names, ", ")))
+		if left := len(all) - len(names); left > 0 {
+			names = append(names, fmt.Sprintf("and %d more", left))
+		}
+		return failed(fmt.Sprintf("There is no skill named “%s”. The skills are: %s.", clip(name, MaxSkillName), strings.Join(names, ", ")))
 	}
 	if err != nil {
 		return s.failure(err, "read the skill")
@@ -497,10 +500,15 @@ func ownership(user ids.UserID, n store.Note) string {
 }
 
 // baseNames lists bases by name for a sentence: “A”, “B”.
+// baseNames names bases for the model, at most maxNamedBases of them (the
+// person's own come first in Bases' order), then how many more.
 func baseNames(bases []store.KnowledgeBase) string {
-	names := make([]string, len(bases))
-	for i, b := range bases {
-		names[i] = "“" + oneLine(b.Name) + "”"
+	names := make([]string, 0, min(len(bases), maxNamedBases)+1)
+	for _, b := range bases[:min(len(bases), maxNamedBases)] {
+		names = append(names, "“"+oneLine(b.Name)+"”")
+	}
+	if left := len(bases) - len(names); left > 0 {
+		names = append(names, fmt.Sprintf("and %d more", left))
 	}
 	return strings.Join(names, ", ")
 }
