@@ -118,3 +118,26 @@ func TestHarnessBoundsWhatOthersShare(t *testing.T) {
 		t.Errorf("bases sentence (%d bytes): %.300q", len(lib.KnowledgeBases), lib.KnowledgeBases)
 	}
 }
+
+// An existing chat's scope has the same cap as a new chat's (CheckScope):
+// each base in it is a query in the write transaction, and the bases are
+// named to the model.
+func TestChatScopeCap(t *testing.T) {
+	ctx := context.Background()
+	h := newHousehold(t)
+	fill(t, h, "knowledge_bases", h.frodo, MaxScopeBases+1, 0)
+	bases, err := h.lib.Bases(ctx, h.frodo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []ids.BaseID
+	for _, b := range bases {
+		all = append(all, b.ID)
+	}
+	chat := h.chat(t, h.frodo)
+	err = h.lib.SetChatScope(ctx, h.frodo, chat, Scope{Scoped: true, Bases: all})
+	wantKindSays(t, "scope", err, apperr.Invalid, fmt.Sprintf("at most %d knowledge bases", MaxScopeBases))
+	if err := h.lib.SetChatScope(ctx, h.frodo, chat, Scope{Scoped: true, Bases: all[:MaxScopeBases]}); err != nil {
+		t.Fatal(err)
+	}
+}

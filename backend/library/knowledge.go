@@ -270,6 +270,9 @@ func (s *Service) ChatScope(ctx context.Context, user ids.UserID, chat ids.ChatI
 // SetChatScope limits chat's knowledge search to bases (all visible to
 // user), or lifts the limit (scoped false).
 func (s *Service) SetChatScope(ctx context.Context, user ids.UserID, chat ids.ChatID, scope Scope) error {
+	if len(scope.Bases) > MaxScopeBases {
+		return apperr.New(apperr.Invalid, "a chat can be limited to at most %d knowledge bases", MaxScopeBases)
+	}
 	err := s.db.SetChatKnowledgeScope(ctx, user, chat, scope.Scoped, scope.Bases)
 	if errors.Is(err, store.ErrUnseenBase) {
 		return apperr.Wrap(apperr.Invalid, err, "a knowledge base chosen for this chat is not one you can see")
