@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -484,14 +485,26 @@ func formatNotes(user ids.UserID, query string, notes []store.Note) string {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
+		text := n.Body
+		if text == "" {
+			text = snippetText(n.Snippet)
+		}
 		fmt.Fprintf(&b, "Note %d: %s\n%s, changed %s\n%s", n.ID, oneLine(n.Title), ownership(user, n),
-			time.UnixMilli(n.UpdatedAt).UTC().Format("2006-01-02"), excerpt(n.Body, 200))
+			time.UnixMilli(n.UpdatedAt).UTC().Format("2006-01-02"), excerpt(text, 200))
 	}
 	return b.String()
 }
 
 // ownership says whose a note is, as the model needs to know before
 // changing it.
+// unmark undoes the store's snippet HTML, which is escaped text with
+// <mark> tags and nothing else.
+var unmark = strings.NewReplacer("<mark>", "", "</mark>", "")
+
+// snippetText is a note's snippet (a listing's or a search's; notes listed
+// carry no body) as the plain text it was made from, for the model.
+func snippetText(snippet string) string { return html.UnescapeString(unmark.Replace(snippet)) }
+
 func ownership(user ids.UserID, n store.Note) string {
 	if n.OwnerID == user {
 		return "The person's own note."

@@ -431,3 +431,20 @@ func TestCatalogListsEveryTool(t *testing.T) {
 		t.Errorf("catalog %v, want %v", got, want)
 	}
 }
+
+// notes_search gives the model each note's first lines (or the passage
+// found) as plain text: a listing's notes carry no body, only the store's
+// snippet, which is HTML for pages.
+func TestNotesSearchShowsTheText(t *testing.T) {
+	s := newShelf(t)
+	frodo := caller(s.frodo, false)
+	if res := s.run(frodo, store.Chat{}, library.NameNotesWrite, `{"title":"Tale","body":"There & back again: a hobbit's <b>tale</b>."}`); res.Failed {
+		t.Fatal(res)
+	}
+	for _, q := range []string{"", "hobbit"} {
+		res := s.run(frodo, store.Chat{}, library.NameNotesSearch, `{"query":"`+q+`"}`)
+		if res.Failed || !strings.Contains(res.Text, "There & back again: a hobbit's <b>tale</b>.") || strings.Contains(res.Text, "<mark>") {
+			t.Errorf("query %q: %+v", q, res)
+		}
+	}
+}
