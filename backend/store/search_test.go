@@ -44,6 +44,13 @@ func TestFTSQuery(t *testing.T) {
 	if got := ftsQuery(strings.Repeat("w ", 100)); strings.Count(got, `"w"`) != maxTerms {
 		t.Errorf("terms not capped: %s", got)
 	}
+	// A phrase is one term of many words, each a doclist walk: the words
+	// of the whole query are capped too.
+	for _, q := range []string{strings.Repeat("w.", 1000), `"` + strings.Repeat("w ", 1000) + `"`, strings.Repeat("w.w.w ", 100)} {
+		if got := ftsQuery(q); len(strings.Fields(got)) > maxWords || got == "" {
+			t.Errorf("words not capped: %d words in %.80s…", len(strings.Fields(got)), got)
+		}
+	}
 	for q, want := range map[string]bool{"ab*": true, "éa*": true, `"second br"*`: true, "ab* cd": false, "abc*": false, "ab": false, `"ab"`: false} {
 		if got := parseQuery(q).shortPrefix; got != want {
 			t.Errorf("parseQuery(%q).shortPrefix = %v, want %v", q, got, want)
