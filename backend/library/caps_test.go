@@ -141,3 +141,16 @@ func TestChatScopeCap(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A search names at most MaxScopeBases bases, as a scope does: each is a
+// bound variable, and SQLite's limit of them turned a long list into an
+// internal error.
+func TestSearchScopeCap(t *testing.T) {
+	h := newHousehold(t)
+	many := make([]ids.BaseID, 40000)
+	for i := range many {
+		many[i] = ids.BaseID(i + 1)
+	}
+	_, err := h.lib.Search(context.Background(), h.frodo, Scope{Scoped: true, Bases: many}, "bees", 5)
+	wantKindSays(t, "search", err, apperr.Invalid, fmt.Sprintf("at most %d knowledge bases", MaxScopeBases))
+}

@@ -232,6 +232,9 @@ func (s *Service) Search(ctx context.Context, user ids.UserID, scope Scope, quer
 		limit = SearchLimit
 	}
 	limit = min(limit, SearchMax)
+	if len(scope.Bases) > MaxScopeBases {
+		return nil, apperr.New(apperr.Invalid, "a search can be limited to at most %d knowledge bases", MaxScopeBases)
+	}
 	return s.db.SearchKnowledge(ctx, user, scope.Scoped, scope.Bases, query, limit)
 }
 
