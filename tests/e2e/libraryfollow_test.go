@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
+)
+
+// TestLibraryPagesFollowChanges: an open Library page follows changes made
+// elsewhere without a reload. The Memories tab open in a second window
+// lists the memory a reply adds (memory_add) in the first; Samwise's
+// Knowledge tab lists a base the moment it is shared with him, and drops it
+// when it no longer is; a link to a base he cannot see says so instead of
+// showing nothing.
+func TestLibraryPagesFollowChanges(t *testing.T) {
+	llm := fakellm.New(t)
+	llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		body := string(r.Body)
+		switch {
+		case strings.Contains(body, "You write titles"):
+			return fakellm.Stream("Ponies")
+		case strings.Contains(body, `"role":"tool"`):
+			return fakellm.Stream("Noted: your pony is Bill.")
+		}
+		return fakellm.NewStream().ToolCall(0, "call_1", "memory_add", `{"text":"The person's pony is called Bill."}`).Finish("tool_calls").Reply()
+	}))
+	var samwise int64
+	u := newAdminUI(t, 1280, 900, func(base string) {
+		harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": llm.URL()})
+		var models []struct{ ID int64 }
+		harness.API(t, base, "Models.Picker", &models)
+		if len(models) == 0 {
+			t.Fatal("no models")
+		}
+		harness.API(t, base, "Models.Update", nil, models[0].ID, map[string]any{"capabilities": map[string]any{"tools": true}})
+		var nu struct{ ID int64 }
+		harness.API(t, base, "Admin.CreateUser", &nu, map[string]any{"username": "samwise", "displayName": "Samwise Gamgee", "password": "potatoes-and-rope"})
+		samwise = nu.ID
+	})
+	u.waitJS(`!!document.querySelector('#composer-input')`)
+
+	// A second window of the same person, on the Memories tab.
+	ctx := harness.Browser(t)
+	harness.BrowserAdmin(t, ctx, u.base)
+	m := newTab(t, ctx, "memories")
+	m.do(chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u.base+"/#/library/memories"))
+	m.waitJS(`!!document.querySelector('#memories-empty')`)
+
+	u.send("Remember that my pony is called Bill.")
+	u.waitJS(`[...document.querySelectorAll('.msg-assistant')].some((m) => m.innerText.includes('Noted: your pony is Bill.'))`)
+	m.waitJS(`(document.querySelector('#memory-list')?.innerText || '').includes("The person's pony is called Bill.")`)
+
+	// Samwise, on his Knowledge tab, with nothing shared yet.
+	s := newTab(t, harness.Browser(t), "samwise")
+	harness.BrowserLogin(t, s.ctx, u.base, "samwise", "potatoes-and-rope")
+	s.do(chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u.base+"/#/library/knowledge"))
+	s.waitJS(`!!document.querySelector('#main .empty-state')`)
+
+	var maps struct{ ID int64 }
+	harness.API(t, u.base, "Library.CreateBase", &maps, map[string]any{"name": "Maps of the Shire"})
+	// A link to a base he cannot see says so.
+	s.js(fmt.Sprintf(`location.hash = '#/library/knowledge/%d', true`, maps.ID))
+	s.waitJS(`!!document.querySelector('#kb-missing')`)
+	harness.API(t, u.base, "Library.SetShares", nil, map[string]any{"kind": "base", "id": maps.ID, "to": []map[string]any{{"userId": samwise}}})
+	s.waitJS(`(document.querySelector('#kb-shared')?.innerText || '').includes('Maps of the Shire')`)
+	s.waitJS(`(document.querySelector('#kb-owner')?.textContent || '').includes('admin') && !document.querySelector('#kb-missing')`)
+	harness.API(t, u.base, "Library.SetShares", nil, map[string]any{"kind": "base", "id": maps.ID, "to": []map[string]any{}})
+	s.waitJS(`!document.querySelector('#kb-shared') && !!document.querySelector('#kb-missing')`)
+	s.shot("kb-missing")
+	u.pe.check(t)
+}
