@@ -19,13 +19,23 @@ import (
 // showing nothing.
 func TestLibraryPagesFollowChanges(t *testing.T) {
 	llm := fakellm.New(t)
+	var noteID int64
 	llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
-		body := string(r.Body)
+		// What the newest message asks for.
+		msgs, _ := r.JSON["messages"].([]any)
+		last := map[string]any{}
+		if len(msgs) > 0 {
+			last, _ = msgs[len(msgs)-1].(map[string]any)
+		}
+		content, _ := last["content"].(string)
 		switch {
-		case strings.Contains(body, "You write titles"):
+		case strings.Contains(string(r.Body), "You write titles"):
 			return fakellm.Stream("Ponies")
-		case strings.Contains(body, `"role":"tool"`):
-			return fakellm.Stream("Noted: your pony is Bill.")
+		case last["role"] == "tool":
+			return fakellm.Stream("Noted.")
+		case strings.Contains(content, "brush"):
+			return fakellm.NewStream().ToolCall(0, "call_2", "notes_write",
+				fmt.Sprintf(`{"id":%d,"body":"- apples\n- a good brush"}`, noteID)).Finish("tool_calls").Reply()
 		}
 		return fakellm.NewStream().ToolCall(0, "call_1", "memory_add", `{"text":"The person's pony is called Bill."}`).Finish("tool_calls").Reply()
 	}))
@@ -52,8 +62,19 @@ func TestLibraryPagesFollowChanges(t *testing.T) {
 	m.waitJS(`!!document.querySelector('#memories-empty')`)
 
 	u.send("Remember that my pony is called Bill.")
-	u.waitJS(`[...document.querySelectorAll('.msg-assistant')].some((m) => m.innerText.includes('Noted: your pony is Bill.'))`)
+	u.waitJS(`document.querySelectorAll('.msg-assistant').length === 1 && document.querySelector('.msg-assistant').innerText.includes('Noted.')`)
 	m.waitJS(`(document.querySelector('#memory-list')?.innerText || '').includes("The person's pony is called Bill.")`)
+
+	// The same window with a note open in its editor: the reply's
+	// notes_write shows there, so a later Save does not put the old text back.
+	var note struct{ ID int64 }
+	harness.API(t, u.base, "Library.CreateNote", &note, map[string]any{"title": "Bill's needs", "body": "- apples"})
+	noteID = note.ID
+	m.js(fmt.Sprintf(`location.hash = '#/library/notes/%d', true`, note.ID))
+	m.waitJS(`document.querySelector('#note-body')?.value === '- apples'`)
+	u.send("Add a brush to Bill's note.")
+	u.waitJS(`document.querySelectorAll('.msg-assistant').length === 2 && document.querySelectorAll('.msg-assistant')[1].innerText.includes('Noted.')`)
+	m.waitJS(`document.querySelector('#note-body')?.value === '- apples\n- a good brush' && !document.querySelector('#note-unsaved')`)
 
 	// Samwise, on his Knowledge tab, with nothing shared yet.
 	s := newTab(t, harness.Browser(t), "samwise")

@@ -121,11 +121,14 @@ function SkillReader({ skill }) {
 function SkillDetail({ id, onSaved, onDeleted }) {
   const [skill, setSkill] = useState(null);
   const [error, setError] = useState(null);
+  const [version, setVersion] = useState(0);
   useEffect(() => {
     let live = true;
-    call('Library.Skill', id).then((s) => { if (live) setSkill(s); }, (err) => { if (live) setError(err); });
+    call('Library.Skill', id).then((s) => { if (live) { setSkill(s); setError(null); } }, (err) => { if (live) setError(err); });
     return () => { live = false; };
-  }, [id]);
+  }, [id, version]);
+  // A shared skill follows its owner's changes (an own one is edited here).
+  useLibraryEvents(['skill'], () => { if (skill && !skill.mine) setVersion((v) => v + 1); });
   if (error) return html`<p class="error-note" role="alert">${error.message}</p>`;
   if (!skill) return html`<p class="loading-line" role="status">Fetching the skill…</p>`;
   return skill.mine
