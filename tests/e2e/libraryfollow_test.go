@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/tests/harness"
@@ -93,5 +94,26 @@ func TestLibraryPagesFollowChanges(t *testing.T) {
 	harness.API(t, u.base, "Library.SetShares", nil, map[string]any{"kind": "base", "id": maps.ID, "to": []map[string]any{}})
 	s.waitJS(`!document.querySelector('#kb-shared') && !!document.querySelector('#kb-missing')`)
 	s.shot("kb-missing")
+	u.pe.check(t)
+}
+
+// TestMemoryKeys: a memory is one line, so Enter adds it (and saves an
+// edit), and Escape leaves an edit unchanged, focus back on its Edit.
+func TestMemoryKeys(t *testing.T) {
+	u, _ := libraryUI(t, 1280, 900, "memories")
+	u.click(`#memory-new`)
+	u.do(chromedp.SendKeys(`#memory-new`, "I walk everywhere."), chromedp.KeyEvent(kb.Enter))
+	u.waitJS(`(document.querySelector('#memory-list')?.innerText || '').includes('I walk everywhere.') && document.querySelector('#memory-new').value === ''`)
+	u.click(`#memory-list button[id$="-edit"]`)
+	u.waitJS(`document.activeElement?.matches('#memory-list textarea')`)
+	u.do(chromedp.KeyEvent(" Mostly."), chromedp.KeyEvent(kb.Escape))
+	u.waitJS(`!document.querySelector('#memory-list textarea') && document.activeElement?.matches('#memory-list button[id$="-edit"]')`)
+	if got := u.str(`document.querySelector('#memory-list .memory-words').textContent`); got != "I walk everywhere." {
+		t.Errorf("after Escape the memory reads %q", got)
+	}
+	u.click(`#memory-list button[id$="-edit"]`)
+	u.waitJS(`document.activeElement?.matches('#memory-list textarea')`)
+	u.do(chromedp.KeyEvent(kb.End), chromedp.KeyEvent(" Mostly."), chromedp.KeyEvent(kb.Enter))
+	u.waitJS(`document.querySelector('#memory-list .memory-words')?.textContent === 'I walk everywhere. Mostly.'`)
 	u.pe.check(t)
 }
