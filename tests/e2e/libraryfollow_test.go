@@ -88,9 +88,18 @@ func TestLibraryPagesFollowChanges(t *testing.T) {
 	// A link to a base he cannot see says so.
 	s.js(fmt.Sprintf(`location.hash = '#/library/knowledge/%d', true`, maps.ID))
 	s.waitJS(`!!document.querySelector('#kb-missing')`)
+	// A key pressed, as someone using the keyboard would: programmatic focus
+	// then shows a ring where it may (:focus-visible).
+	s.do(chromedp.KeyEvent(kb.Escape))
 	harness.API(t, u.base, "Library.SetShares", nil, map[string]any{"kind": "base", "id": maps.ID, "to": []map[string]any{{"userId": samwise}}})
 	s.waitJS(`(document.querySelector('#kb-shared')?.innerText || '').includes('Maps of the Shire')`)
 	s.waitJS(`(document.querySelector('#kb-owner')?.textContent || '').includes('admin') && !document.querySelector('#kb-missing')`)
+	// The base's heading takes focus as it opens, without a ring (it is
+	// not a control).
+	s.waitJS(`document.activeElement?.id === 'kb-title'`)
+	if ring := s.str(`getComputedStyle(document.querySelector('#kb-title')).outlineStyle`); ring != "none" {
+		t.Errorf("the focused heading of a base shows an outline (%s)", ring)
+	}
 	harness.API(t, u.base, "Library.SetShares", nil, map[string]any{"kind": "base", "id": maps.ID, "to": []map[string]any{}})
 	s.waitJS(`!document.querySelector('#kb-shared') && !!document.querySelector('#kb-missing')`)
 	s.shot("kb-missing")
