@@ -103,6 +103,18 @@ func TestLibraryPagesFollowChanges(t *testing.T) {
 	harness.API(t, u.base, "Library.SetShares", nil, map[string]any{"kind": "base", "id": maps.ID, "to": []map[string]any{}})
 	s.waitJS(`!document.querySelector('#kb-shared') && !!document.querySelector('#kb-missing')`)
 	s.shot("kb-missing")
+
+	// A note shared with him, open: its owner's edit shows; unshared, the
+	// pane says it is gone rather than "note not found".
+	var road struct{ ID int64 }
+	harness.API(t, u.base, "Library.CreateNote", &road, map[string]any{"title": "The road", "body": "Goes ever on."})
+	harness.API(t, u.base, "Library.SetShares", nil, map[string]any{"kind": "note", "id": road.ID, "to": []map[string]any{{"userId": samwise}}})
+	s.js(fmt.Sprintf(`location.hash = '#/library/notes/%d', true`, road.ID))
+	s.waitJS(`(document.querySelector('#note-rendered')?.textContent || '').includes('Goes ever on.')`)
+	harness.API(t, u.base, "Library.UpdateNote", nil, road.ID, map[string]any{"body": "Goes ever on and on."})
+	s.waitJS(`(document.querySelector('#note-rendered')?.textContent || '').includes('Goes ever on and on.')`)
+	harness.API(t, u.base, "Library.SetShares", nil, map[string]any{"kind": "note", "id": road.ID, "to": []map[string]any{}})
+	s.waitJS(`!!document.querySelector('#note-missing') && !document.querySelector('#notes-list')`)
 	u.pe.check(t)
 }
 

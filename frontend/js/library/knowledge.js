@@ -13,7 +13,7 @@ import { CloseButton, Icon, confirmAction, toast, useDebounced } from '../core/u
 import { Field, FormError, useFormError } from '../core/fields.js';
 import { formatBytes, formatDate } from '../core/format.js';
 import { Snippet } from '../core/html.js';
-import { useLibraryEvents, OwnerLine, SharedCount } from './common.js';
+import { useLibraryEvents, Missing, OwnerLine, SharedCount } from './common.js';
 import { ShareButton } from './share.js';
 
 const href = (sub) => hrefs.library('knowledge', sub);
@@ -409,11 +409,7 @@ export function KnowledgeTab({ sub }) {
             <div class="models-detail-pane">
               ${creating
                 ? html`<${BaseForm} onClose=${close} onSaved=${async (b) => { await load(); navigate(href(String(b.id))); }} />`
-                : missing ? html`
-                  <div class="card" id="kb-missing"><div class="card-body">
-                    <p role="status">This knowledge base is not here: it was deleted, or it is no longer shared with you.</p>
-                    <p><a href=${href()}>Back to the knowledge bases</a></p>
-                  </div></div>`
+                : missing ? html`<${Missing} id="kb-missing" what="knowledge base" back=${href()} backLabel="Back to the knowledge bases" />`
                 : html`<${BaseDetail} key=${selected.id} base=${selected} onClose=${close}
                     onChanged=${load} onDeleted=${async () => { await load(); close(); }} />`}
             </div>`}

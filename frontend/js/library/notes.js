@@ -12,7 +12,7 @@ import { CloseButton, Icon, confirmAction, toast, useDebounced } from '../core/u
 import { Field, FilterBar, FormError, useFormError } from '../core/fields.js';
 import { Rendered, Snippet } from '../core/html.js';
 import { formatWhen } from '../core/format.js';
-import { useLibraryEvents, useLeaveGuard, OwnerLine, SharedCount, MarkdownEditor } from './common.js';
+import { useLibraryEvents, useLeaveGuard, Missing, OwnerLine, SharedCount, MarkdownEditor } from './common.js';
 import { ShareButton } from './share.js';
 
 const noteTitle = (n) => (n && n.title ? n.title : 'Untitled note');
@@ -138,6 +138,9 @@ function NoteDetail({ id, onSaved, onDeleted }) {
   // Follow changes made elsewhere: the owner's, a reply's, or (for a
   // shared note) its owner's.
   useLibraryEvents(['note'], () => setVersion((v) => v + 1));
+  if (error && error.kind === 'not_found') {
+    return html`<${Missing} id="note-missing" what="note" back=${hrefs.library('notes')} backLabel="Back to the notes" />`;
+  }
   if (error) return html`<p class="error-note" role="alert">${error.message}</p>`;
   if (!note) return html`<p class="loading-line" role="status">Unrolling the scroll…</p>`;
   return note.mine
