@@ -12,7 +12,6 @@ import (
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
-	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/library"
 	"github.com/llembas/lembas/backend/render"
@@ -23,16 +22,17 @@ import (
 // bases and their documents, notes, memories and skills, and sharing.
 // Who can see what is the service's (store.Visible); the facade decodes,
 // calls one service method as the caller, and translates to views.
+//
+// The facade publishes nothing: the service tells of every change itself
+// (library.Service.PublishTo), a reply's tools' included.
 type Library struct {
 	lib    *library.Service
-	bus    events.Publisher
 	render *render.Renderer
 }
 
-// NewLibrary returns the Library facade; bus carries "library" events to
-// the owner's windows, render draws notes.
-func NewLibrary(lib *library.Service, bus events.Publisher, render *render.Renderer) *Library {
-	return &Library{lib: lib, bus: bus, render: render}
+// NewLibrary returns the Library facade; render draws notes.
+func NewLibrary(lib *library.Service, render *render.Renderer) *Library {
+	return &Library{lib: lib, render: render}
 }
 
 // noteExcerpt is how many characters of a note's body its list row shows.
@@ -225,33 +225,19 @@ const (
 	librarySearchLimit = 30
 )
 
-func (l *Library) changed(ctx context.Context, kind string, id int64) {
-	if l.bus == nil {
-		return
-	}
-	l.bus.Publish(events.Event{Topic: "library", UserID: CallerFrom(ctx).UserID, Data: map[string]any{"kind": kind, "id": id}})
-}
-
-// sharedWith counts the grantees of an item the caller owns; 0 for others'.
-func (l *Library) sharedWith(ctx context.Context, mine bool, kind store.LibraryKind, id int64) (int, error) {
+// sharedWith is how many an item is shared with, for its owner; others
+// are not told.
+func sharedWith(mine bool, n int) int {
 	if !mine {
-		return 0, nil
+		return 0
 	}
-	g, err := l.lib.Shares(ctx, user(ctx), kind, id)
-	if err != nil {
-		return 0, err
-	}
-	return len(g), nil
+	return n
 }
 
 func (l *Library) baseView(ctx context.Context, b store.KnowledgeBase) (BaseView, error) {
 	mine := b.OwnerID == user(ctx)
-	n, err := l.sharedWith(ctx, mine, store.KindBase, int64(b.ID))
-	if err != nil {
-		return BaseView{}, err
-	}
 	return BaseView{ID: b.ID, Name: b.Name, Description: b.Description, Owner: OwnerRef{b.OwnerID, b.OwnerName},
-		Mine: mine, SharedWith: n, Documents: b.Documents, Bytes: b.Bytes, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}, nil
+		Mine: mine, SharedWith: sharedWith(mine, b.SharedWith), Documents: b.Documents, Bytes: b.Bytes, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}, nil
 }
 
 // DocumentViewOf returns the view of a document.
@@ -283,7 +269,6 @@ func (l *Library) CreateBase(ctx context.Context, in BaseInput) (BaseView, error
 	if err != nil {
 		return BaseView{}, err
 	}
-	l.changed(ctx, "base", int64(b.ID))
 	return l.baseView(ctx, b)
 }
 
@@ -293,7 +278,6 @@ func (l *Library) UpdateBase(ctx context.Context, id ids.BaseID, p library.BaseP
 	if err != nil {
 		return BaseView{}, err
 	}
-	l.changed(ctx, "base", int64(b.ID))
 	return l.baseView(ctx, b)
 }
 
@@ -302,7 +286,6 @@ func (l *Library) DeleteBase(ctx context.Context, id ids.BaseID) error {
 	if err := l.lib.DeleteBase(ctx, user(ctx), id); err != nil {
 		return err
 	}
-	l.changed(ctx, "base", int64(id))
 	return nil
 }
 
@@ -333,7 +316,6 @@ func (l *Library) DeleteDocument(ctx context.Context, id ids.DocumentID) error {
 	if err := l.lib.DeleteDocument(ctx, user(ctx), id); err != nil {
 		return err
 	}
-	l.changed(ctx, "document", int64(id))
 	return nil
 }
 
@@ -391,10 +373,6 @@ func (l *Library) SetChatScope(ctx context.Context, chat ids.ChatID, in ScopeInp
 
 func (l *Library) noteView(ctx context.Context, n store.Note, whole bool) (NoteView, error) {
 	mine := n.OwnerID == user(ctx)
-	c, err := l.sharedWith(ctx, mine, store.KindNote, int64(n.ID))
-	if err != nil {
-		return NoteView{}, err
-	}
 	text := n.Body
 	if text == "" {
 		// Lists and searches carry no body, only the snippet: escaped
@@ -402,7 +380,7 @@ func (l *Library) noteView(ctx context.Context, n store.Note, whole bool) (NoteV
 		text = html.UnescapeString(strings.NewReplacer("<mark>", "", "</mark>", "").Replace(n.Snippet))
 	}
 	v := NoteView{ID: n.ID, Title: n.Title, Excerpt: excerpt(text, noteExcerpt), Snippet: n.Snippet, Owner: OwnerRef{n.OwnerID, n.OwnerName},
-		Mine: mine, SharedWith: c, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
+		Mine: mine, SharedWith: sharedWith(mine, n.SharedWith), CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
 	if whole {
 		v.Body = n.Body
 		v.HTML = l.render.Markdown(n.Body)
@@ -451,7 +429,6 @@ func (l *Library) CreateNote(ctx context.Context, in NoteInput) (NoteView, error
 	if err != nil {
 		return NoteView{}, err
 	}
-	l.changed(ctx, "note", int64(n.ID))
 	return l.noteView(ctx, n, true)
 }
 
@@ -461,7 +438,6 @@ func (l *Library) UpdateNote(ctx context.Context, id ids.NoteID, p library.NoteP
 	if err != nil {
 		return NoteView{}, err
 	}
-	l.changed(ctx, "note", int64(n.ID))
 	return l.noteView(ctx, n, true)
 }
 
@@ -470,7 +446,6 @@ func (l *Library) DeleteNote(ctx context.Context, id ids.NoteID) error {
 	if err := l.lib.DeleteNote(ctx, user(ctx), id); err != nil {
 		return err
 	}
-	l.changed(ctx, "note", int64(id))
 	return nil
 }
 
@@ -507,11 +482,9 @@ func (l *Library) Memories(ctx context.Context) (MemoriesView, error) {
 
 // AddMemory stores a memory the caller wrote.
 func (l *Library) AddMemory(ctx context.Context, in MemoryInput) (MemoriesView, error) {
-	m, err := l.lib.AddMemory(ctx, user(ctx), in.Text, "person")
-	if err != nil {
+	if _, err := l.lib.AddMemory(ctx, user(ctx), in.Text, "person"); err != nil {
 		return MemoriesView{}, err
 	}
-	l.changed(ctx, "memory", int64(m.ID))
 	return l.Memories(ctx)
 }
 
@@ -520,7 +493,6 @@ func (l *Library) UpdateMemory(ctx context.Context, id ids.MemoryID, in MemoryIn
 	if _, err := l.lib.UpdateMemory(ctx, user(ctx), id, in.Text); err != nil {
 		return MemoriesView{}, err
 	}
-	l.changed(ctx, "memory", int64(id))
 	return l.Memories(ctx)
 }
 
@@ -529,7 +501,6 @@ func (l *Library) DeleteMemory(ctx context.Context, id ids.MemoryID) (MemoriesVi
 	if err := l.lib.DeleteMemory(ctx, user(ctx), id); err != nil {
 		return MemoriesView{}, err
 	}
-	l.changed(ctx, "memory", int64(id))
 	return l.Memories(ctx)
 }
 
@@ -538,18 +509,13 @@ func (l *Library) SetMemoryOn(ctx context.Context, in MemoryOnInput) (MemoriesVi
 	if err := l.lib.SetMemoryOn(ctx, user(ctx), in.On); err != nil {
 		return MemoriesView{}, err
 	}
-	l.changed(ctx, "memory", 0)
 	return l.Memories(ctx)
 }
 
 func (l *Library) skillView(ctx context.Context, s store.Skill) (SkillView, error) {
 	mine := s.OwnerID == user(ctx)
-	n, err := l.sharedWith(ctx, mine, store.KindSkill, int64(s.ID))
-	if err != nil {
-		return SkillView{}, err
-	}
 	return SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Body: s.Body, Owner: OwnerRef{s.OwnerID, s.OwnerName},
-		Mine: mine, SharedWith: n, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}, nil
+		Mine: mine, SharedWith: sharedWith(mine, s.SharedWith), CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}, nil
 }
 
 // Skills lists the skills the caller can see.
@@ -584,7 +550,6 @@ func (l *Library) CreateSkill(ctx context.Context, in SkillInput) (SkillView, er
 	if err != nil {
 		return SkillView{}, err
 	}
-	l.changed(ctx, "skill", int64(s.ID))
 	return l.skillView(ctx, s)
 }
 
@@ -594,7 +559,6 @@ func (l *Library) UpdateSkill(ctx context.Context, id ids.SkillID, p library.Ski
 	if err != nil {
 		return SkillView{}, err
 	}
-	l.changed(ctx, "skill", int64(s.ID))
 	return l.skillView(ctx, s)
 }
 
@@ -603,7 +567,6 @@ func (l *Library) DeleteSkill(ctx context.Context, id ids.SkillID) error {
 	if err := l.lib.DeleteSkill(ctx, user(ctx), id); err != nil {
 		return err
 	}
-	l.changed(ctx, "skill", int64(id))
 	return nil
 }
 
@@ -634,7 +597,6 @@ func (l *Library) SetShares(ctx context.Context, in SharesInput) ([]store.Grante
 	if err != nil {
 		return nil, err
 	}
-	l.changed(ctx, in.Kind, in.ID)
 	return nonNil(out, nil)
 }
 
@@ -657,13 +619,12 @@ func nonNil(g []store.Grantee, err error) ([]store.Grantee, error) {
 // over the library, as the resolved caller.
 type LibraryRoutes struct {
 	lib     *library.Service
-	bus     events.Publisher
 	permits Permits
 }
 
 // NewLibraryRoutes returns the document routes.
-func NewLibraryRoutes(lib *library.Service, bus events.Publisher, permits Permits) LibraryRoutes {
-	return LibraryRoutes{lib: lib, bus: bus, permits: permits}
+func NewLibraryRoutes(lib *library.Service, permits Permits) LibraryRoutes {
+	return LibraryRoutes{lib: lib, permits: permits}
 }
 
 // Ingest files one upload into a base of the caller's own.
@@ -675,9 +636,6 @@ func (l LibraryRoutes) Ingest(ctx context.Context, c Caller, base int64, name st
 	d, err := l.lib.Ingest(ctx, ids.UserID(c.UserID), ids.BaseID(base), name, r)
 	if err != nil {
 		return DocumentView{}, err
-	}
-	if l.bus != nil {
-		l.bus.Publish(events.Event{Topic: "library", UserID: c.UserID, Data: map[string]any{"kind": "document", "id": int64(d.ID)}})
 	}
 	return DocumentViewOf(d), nil
 }

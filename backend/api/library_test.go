@@ -34,7 +34,9 @@ func TestLibraryViews(t *testing.T) {
 	frodo, sam := newUser("frodo"), newUser("sam")
 	log := slog.New(slog.DiscardHandler)
 	bus := events.NewBus()
-	lib := NewLibrary(library.New(db, files.New(db, t.TempDir(), log, files.Limits{}), log), bus, render.New())
+	svc := library.New(db, files.New(db, t.TempDir(), log, files.Limits{}), log)
+	svc.PublishTo(bus)
+	lib := NewLibrary(svc, render.New())
 	as := func(u ids.UserID) context.Context { return WithCaller(ctx, Caller{UserID: int64(u)}) }
 	sub := bus.Subscribe(int64(frodo), 64)
 	defer sub.Close()

@@ -1115,7 +1115,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		docs := func(caller api.Caller) http.Handler {
 			h, err := httpapi.New(httpapi.Options{Dispatcher: c.Dispatcher, Bus: c.Bus, Files: frontend.FS(),
 				Log: slog.New(slog.DiscardHandler), Caller: func(*http.Request) (api.Caller, error) { return caller, nil },
-				Documents: api.NewLibraryRoutes(c.Library, c.Bus, c.permits)})
+				Documents: api.NewLibraryRoutes(c.Library, c.permits)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -296,6 +296,7 @@ func (c *Core) open(ctx context.Context) error {
 	c.MCP = mcp.New(db, c.Secrets, c.Web.Guard, c.Log, mcpOpt)
 	c.Tools.AddSource(c.MCP)
 	c.Library = library.New(db, c.Files, c.Log)
+	c.Library.PublishTo(c.Bus)
 	for _, src := range c.Library.Sources() {
 		c.Tools.AddSource(src)
 	}
@@ -342,7 +343,7 @@ func (c *Core) open(ctx context.Context) error {
 		Prompts:     api.NewPrompts(c.Prompts, c.Chat, c.permits, c.Tools.List),
 		CustomTools: api.NewCustomTools(c.CustomTools),
 		MCP:         api.NewMCP(c.MCP),
-		Library:     api.NewLibrary(c.Library, c.Bus, c.Render),
+		Library:     api.NewLibrary(c.Library, c.Render),
 	}
 	if cfg.SelfTest {
 		var release func()
@@ -448,7 +449,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		},
 		Avatars:      api.NewAvatarStore(c.Connections),
 		Attachments:  api.NewFileRoutes(c.Files, c.Audio, c.permits),
-		Documents:    api.NewLibraryRoutes(c.Library, c.Bus, c.permits),
+		Documents:    api.NewLibraryRoutes(c.Library, c.permits),
 		WriteTimeout: c.opt.WriteTimeout,
 		MaxDownloads: c.opt.MaxDownloads,
 		DownloadWait: c.opt.DownloadWait,

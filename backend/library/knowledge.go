@@ -107,6 +107,9 @@ func (s *Service) CreateBase(ctx context.Context, user ids.UserID, name, descrip
 		return store.KnowledgeBase{}, err
 	}
 	b, err := s.db.CreateKnowledgeBase(ctx, user, name, description)
+	if err == nil {
+		s.changed(user, nil, "base", int64(b.ID))
+	}
 	return b, baseErr(err)
 }
 
@@ -116,17 +119,22 @@ func (s *Service) UpdateBase(ctx context.Context, user ids.UserID, id ids.BaseID
 		return store.KnowledgeBase{}, err
 	}
 	b, err := s.db.UpdateKnowledgeBase(ctx, user, id, p.Name, p.Description)
+	if err == nil {
+		s.changedItem(ctx, user, store.KindBase, int64(id))
+	}
 	return b, baseErr(err)
 }
 
 // DeleteBase deletes a base of user's own with its documents and their
 // files. Messages a document was attached to keep their copies.
 func (s *Service) DeleteBase(ctx context.Context, user ids.UserID, id ids.BaseID) error {
+	readers := s.readers(ctx, store.KindBase, int64(id))
 	names, err := s.db.DeleteKnowledgeBase(ctx, user, id)
 	if err != nil {
 		return baseErr(err)
 	}
 	s.files.Remove(names)
+	s.changed(user, readers, "base", int64(id))
 	return nil
 }
 
@@ -207,6 +215,7 @@ func (s *Service) Ingest(ctx context.Context, user ids.UserID, base ids.BaseID, 
 		}
 		return store.Document{}, baseErr(err)
 	}
+	s.changed(user, s.readers(ctx, store.KindBase, int64(base)), "document", int64(d.ID))
 	return d, nil
 }
 
@@ -217,11 +226,16 @@ func notImage(display string) error {
 
 // DeleteDocument deletes a document of user's own base, and its file.
 func (s *Service) DeleteDocument(ctx context.Context, user ids.UserID, id ids.DocumentID) error {
+	d, err := s.db.Document(ctx, user, id, false)
+	if err != nil {
+		return docErr(err)
+	}
 	name, err := s.db.DeleteDocument(ctx, user, id)
 	if err != nil {
 		return docErr(err)
 	}
 	s.files.Remove([]string{name})
+	s.changed(user, s.readers(ctx, store.KindBase, int64(d.BaseID)), "document", int64(id))
 	return nil
 }
 

@@ -20,10 +20,14 @@
 package library
 
 import (
+	"context"
 	"log/slog"
+	"slices"
 	"time"
 
+	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/files"
+	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -33,6 +37,62 @@ type Service struct {
 	files *files.Service // where documents' bytes live, and the upload pipeline
 	log   *slog.Logger
 	now   func() time.Time
+	// notify hears of every change, once per person it concerns (nil:
+	// nobody listens). See PublishTo.
+	notify func(user ids.UserID, c Change)
+}
+
+// Change is what a "library" event carries: the kind changed ("base",
+// "document", "note", "memory" or "skill") and its id (0 for the memory
+// switch).
+type Change struct {
+	Kind string `json:"kind"`
+	ID   int64  `json:"id"`
+}
+
+// PublishTo sends a "library" event on bus for every change to the
+// library, whoever made it (a person on a page, or a reply's tool), to its
+// owner and to the people it is shared with, so every open Library page
+// follows. Core calls it once, before the service is used.
+func (s *Service) PublishTo(bus events.Publisher) {
+	s.notify = func(user ids.UserID, c Change) {
+		bus.Publish(events.Event{Topic: "library", UserID: int64(user), Data: c})
+	}
+}
+
+// readers lists who may read a shared item through its shares (not its
+// owner), to be told of a change; read before a change that drops the
+// shares (a delete, new shares). A failure is logged: the change stands.
+func (s *Service) readers(ctx context.Context, kind store.LibraryKind, id int64) []ids.UserID {
+	if s.notify == nil {
+		return nil
+	}
+	r, err := s.db.LibraryReaders(ctx, kind, id)
+	if err != nil {
+		s.log.Warn("library readers", "kind", kind, "id", id, "err", err)
+	}
+	return r
+}
+
+// changed tells owner and others (each once) of a change.
+func (s *Service) changed(owner ids.UserID, others []ids.UserID, kind string, id int64) {
+	if s.notify == nil {
+		return
+	}
+	s.notify(owner, Change{Kind: kind, ID: id})
+	seen := []ids.UserID{owner}
+	for _, u := range others {
+		if !slices.Contains(seen, u) {
+			seen = append(seen, u)
+			s.notify(u, Change{Kind: kind, ID: id})
+		}
+	}
+}
+
+// changedItem tells owner and the item's readers of a change to a shared
+// item that keeps its shares.
+func (s *Service) changedItem(ctx context.Context, owner ids.UserID, kind store.LibraryKind, id int64) {
+	s.changed(owner, s.readers(ctx, kind, id), string(kind), id)
 }
 
 // New returns the library over db; documents' files are kept by files.

@@ -53,6 +53,9 @@ func (s *Service) AddMemory(ctx context.Context, user ids.UserID, text, source s
 		}
 		return nil, fitsTotal(have, text)
 	})
+	if err == nil {
+		s.changed(user, nil, "memory", int64(m.ID))
+	}
 	return m, store.Kinded(err, "memory")
 }
 
@@ -70,12 +73,19 @@ func (s *Service) UpdateMemory(ctx context.Context, user ids.UserID, id ids.Memo
 		}
 		return fitsTotal(others, text)
 	})
+	if err == nil {
+		s.changed(user, nil, "memory", int64(id))
+	}
 	return m, store.Kinded(err, "memory")
 }
 
 // DeleteMemory forgets a memory of user's.
 func (s *Service) DeleteMemory(ctx context.Context, user ids.UserID, id ids.MemoryID) error {
-	return store.Kinded(s.db.DeleteMemory(ctx, user, id), "memory")
+	if err := s.db.DeleteMemory(ctx, user, id); err != nil {
+		return store.Kinded(err, "memory")
+	}
+	s.changed(user, nil, "memory", int64(id))
+	return nil
 }
 
 // MemoryOn reports whether user's memories reach their replies (on
@@ -95,7 +105,11 @@ func (s *Service) SetMemoryOn(ctx context.Context, user ids.UserID, on bool) err
 	if on {
 		v = "0"
 	}
-	return s.db.SetPref(ctx, int64(user), memoryOffPref, v)
+	if err := s.db.SetPref(ctx, int64(user), memoryOffPref, v); err != nil {
+		return err
+	}
+	s.changed(user, nil, "memory", 0)
+	return nil
 }
 
 // memoryText is text as a memory: one line (it is injected as an item of a

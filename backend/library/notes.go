@@ -63,6 +63,9 @@ func (s *Service) CreateNote(ctx context.Context, user ids.UserID, title, body s
 		return store.Note{}, err
 	}
 	n, err := s.db.CreateNote(ctx, user, title, body)
+	if err == nil {
+		s.changed(user, nil, "note", int64(n.ID))
+	}
 	return n, store.Kinded(err, "note")
 }
 
@@ -84,6 +87,9 @@ func (s *Service) UpdateNote(ctx context.Context, user ids.UserID, id ids.NoteID
 		}
 	}
 	n, err := s.db.UpdateNote(ctx, user, id, p.Title, p.Body)
+	if err == nil {
+		s.changedItem(ctx, user, store.KindNote, int64(id))
+	}
 	return n, store.Kinded(err, "note")
 }
 
@@ -92,7 +98,12 @@ func (s *Service) DeleteNote(ctx context.Context, user ids.UserID, id ids.NoteID
 	if err := s.writable(ctx, user, store.KindNote, int64(id)); err != nil {
 		return err
 	}
-	return store.Kinded(s.db.DeleteNote(ctx, user, id), "note")
+	readers := s.readers(ctx, store.KindNote, int64(id))
+	if err := s.db.DeleteNote(ctx, user, id); err != nil {
+		return store.Kinded(err, "note")
+	}
+	s.changed(user, readers, "note", int64(id))
+	return nil
 }
 
 func noteTitle(title string) (string, error) {

@@ -68,6 +68,7 @@ func (s *Service) SetShares(ctx context.Context, user ids.UserID, kind store.Lib
 			return nil, apperr.New(apperr.Invalid, "Share with one person or one group at a time.")
 		}
 	}
+	before := s.readers(ctx, kind, id)
 	err := s.db.SetShares(ctx, user, kind, id, to)
 	if errors.Is(err, store.ErrNoGrantee) {
 		return nil, apperr.Wrap(apperr.Invalid, err, "Someone chosen is not an active person or a group any more; choose again.")
@@ -75,6 +76,8 @@ func (s *Service) SetShares(ctx context.Context, user ids.UserID, kind store.Lib
 	if err != nil {
 		return nil, store.Kinded(err, kindName(kind))
 	}
+	// Those who lost it and those who gained it both see their lists change.
+	s.changed(user, append(before, s.readers(ctx, kind, id)...), string(kind), id)
 	return s.db.Shares(ctx, kind, id)
 }
 

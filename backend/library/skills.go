@@ -62,6 +62,9 @@ func (s *Service) CreateSkill(ctx context.Context, user ids.UserID, name, descri
 		return store.Skill{}, err
 	}
 	k, err := s.db.CreateSkill(ctx, user, name, description, body)
+	if err == nil {
+		s.changed(user, nil, "skill", int64(k.ID))
+	}
 	return k, skillErr(err, name)
 }
 
@@ -90,6 +93,9 @@ func (s *Service) UpdateSkill(ctx context.Context, user ids.UserID, id ids.Skill
 		}
 	}
 	k, err := s.db.UpdateSkill(ctx, user, id, p.Name, p.Description, p.Body)
+	if err == nil {
+		s.changedItem(ctx, user, store.KindSkill, int64(id))
+	}
 	name := ""
 	if p.Name != nil {
 		name = *p.Name
@@ -102,7 +108,12 @@ func (s *Service) DeleteSkill(ctx context.Context, user ids.UserID, id ids.Skill
 	if err := s.writable(ctx, user, store.KindSkill, int64(id)); err != nil {
 		return err
 	}
-	return store.Kinded(s.db.DeleteSkill(ctx, user, id), "skill")
+	readers := s.readers(ctx, store.KindSkill, int64(id))
+	if err := s.db.DeleteSkill(ctx, user, id); err != nil {
+		return store.Kinded(err, "skill")
+	}
+	s.changed(user, readers, "skill", int64(id))
+	return nil
 }
 
 func skillErr(err error, name string) error {

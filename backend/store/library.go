@@ -51,6 +51,7 @@ type KnowledgeBase struct {
 	Description string
 	Documents   int   // how many documents it holds
 	Bytes       int64 // their stored size
+	SharedWith  int   // how many people and groups it is shared with
 	CreatedAt   int64
 	UpdatedAt   int64
 }
@@ -94,9 +95,10 @@ type Note struct {
 	// Snippet is HTML for a listing or a search: escaped plain text, the
 	// start of the body or (searching) the passage that matched with the
 	// matches in <mark>. Empty for a single note, which carries Body.
-	Snippet   string
-	CreatedAt int64
-	UpdatedAt int64
+	Snippet    string
+	SharedWith int // how many people and groups it is shared with
+	CreatedAt  int64
+	UpdatedAt  int64
 }
 
 // Memory is one short fact about its owner. Source is "person" or "model".
@@ -117,6 +119,7 @@ type Skill struct {
 	Name        string
 	Description string
 	Body        string
+	SharedWith  int // how many people and groups it is shared with
 	CreatedAt   int64
 	UpdatedAt   int64
 }

@@ -62,11 +62,19 @@ func (db *DB) LibraryVisible(ctx context.Context, user ids.UserID, kind LibraryK
 
 // --- notes ---
 
-const noteColumns = `n.id, n.owner_id, ` + ownerName + `, n.title, n.body, n.created_at, n.updated_at`
+const noteColumns = `n.id, n.owner_id, ` + ownerName + `, n.title, n.body, n.created_at, n.updated_at, ` + noteShares
+
+// noteShares, baseShares and skillShares count an item's grantees in the
+// query that lists it (one query for a list, not one per row).
+const (
+	noteShares  = `(SELECT COUNT(*) FROM library_shares s WHERE s.kind = 'note' AND s.item_id = n.id)`
+	baseShares  = `(SELECT COUNT(*) FROM library_shares s WHERE s.kind = 'base' AND s.item_id = kb.id)`
+	skillShares = `(SELECT COUNT(*) FROM library_shares s WHERE s.kind = 'skill' AND s.item_id = k.id)`
+)
 
 func scanNote(row interface{ Scan(...any) error }) (Note, error) {
 	var n Note
-	err := row.Scan(&n.ID, &n.OwnerID, &n.OwnerName, &n.Title, &n.Body, &n.CreatedAt, &n.UpdatedAt)
+	err := row.Scan(&n.ID, &n.OwnerID, &n.OwnerName, &n.Title, &n.Body, &n.CreatedAt, &n.UpdatedAt, &n.SharedWith)
 	return n, err
 }
 
@@ -79,7 +87,7 @@ const noteExcerpt = 240
 func (db *DB) ListNotes(ctx context.Context, user ids.UserID, limit int) ([]Note, error) {
 	cond, args := Visible(KindNote, "n", user)
 	rows, err := db.r.QueryContext(ctx, `
-		SELECT n.id, n.owner_id, `+ownerName+`, n.title, substr(n.body, 1, ?), n.created_at, n.updated_at
+		SELECT n.id, n.owner_id, `+ownerName+`, n.title, substr(n.body, 1, ?), n.created_at, n.updated_at, `+noteShares+`
 		FROM notes n JOIN users u ON u.id = n.owner_id
 		WHERE `+cond+` ORDER BY n.updated_at DESC, n.id DESC LIMIT ?`,
 		append(append([]any{noteExcerpt}, args...), limit)...)
@@ -118,7 +126,7 @@ func (db *DB) SearchNotes(ctx context.Context, user ids.UserID, query string, li
 	}
 	cond, args := Visible(KindNote, "n", user)
 	rows, err := db.r.QueryContext(ctx, `
-		SELECT n.id, n.owner_id, `+ownerName+`, n.title, '', n.created_at, n.updated_at
+		SELECT n.id, n.owner_id, `+ownerName+`, n.title, '', n.created_at, n.updated_at, `+noteShares+`
 		FROM notes_fts f JOIN notes n ON n.id = f.rowid JOIN users u ON u.id = n.owner_id
 		WHERE notes_fts MATCH ? AND `+cond+`
 		ORDER BY bm25(notes_fts, 10.0, 1.0), n.updated_at DESC, n.id DESC LIMIT ?`,
@@ -355,11 +363,11 @@ func (db *DB) DeleteMemory(ctx context.Context, owner ids.UserID, id ids.MemoryI
 
 // --- skills ---
 
-const skillColumns = `k.id, k.owner_id, ` + ownerName + `, k.name, k.description, k.body, k.created_at, k.updated_at`
+const skillColumns = `k.id, k.owner_id, ` + ownerName + `, k.name, k.description, k.body, k.created_at, k.updated_at, ` + skillShares
 
 func scanSkill(row interface{ Scan(...any) error }) (Skill, error) {
 	var k Skill
-	err := row.Scan(&k.ID, &k.OwnerID, &k.OwnerName, &k.Name, &k.Description, &k.Body, &k.CreatedAt, &k.UpdatedAt)
+	err := row.Scan(&k.ID, &k.OwnerID, &k.OwnerName, &k.Name, &k.Description, &k.Body, &k.CreatedAt, &k.UpdatedAt, &k.SharedWith)
 	return k, err
 }
 
@@ -610,6 +618,31 @@ func (db *DB) SetShares(ctx context.Context, owner ids.UserID, kind LibraryKind,
 		}
 		return nil
 	})
+}
+
+// LibraryReaders lists the people other than its owner who may read the
+// item of kind with id through a share: the people it is shared with and
+// the members of the groups it is shared with. A change to the item is
+// theirs to hear about too.
+func (db *DB) LibraryReaders(ctx context.Context, kind LibraryKind, id int64) ([]ids.UserID, error) {
+	rows, err := db.r.QueryContext(ctx, `
+		SELECT s.user_id FROM library_shares s WHERE s.kind = ? AND s.item_id = ? AND s.user_id IS NOT NULL
+		UNION
+		SELECT gm.user_id FROM library_shares s JOIN group_members gm ON gm.group_id = s.group_id
+		WHERE s.kind = ? AND s.item_id = ?`, string(kind), id, string(kind), id)
+	if err != nil {
+		return nil, fmt.Errorf("list readers of %s %d: %w", kind, id, err)
+	}
+	defer rows.Close()
+	var out []ids.UserID
+	for rows.Next() {
+		var u ids.UserID
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("list readers of %s %d: %w", kind, id, err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
 }
 
 // ShareTargets lists who user can share with: every other active person

@@ -22,12 +22,12 @@ var ErrUnseenBase = errors.New("knowledge base not visible")
 const baseColumns = `kb.id, kb.owner_id, COALESCE(NULLIF(u.display_name, ''), u.username), kb.name, kb.description,
 	(SELECT COUNT(*) FROM documents d WHERE d.base_id = kb.id),
 	(SELECT COALESCE(SUM(d.size), 0) FROM documents d WHERE d.base_id = kb.id),
-	kb.created_at, kb.updated_at`
+	kb.created_at, kb.updated_at, ` + baseShares
 
 func scanBase(row interface{ Scan(...any) error }) (KnowledgeBase, error) {
 	var b KnowledgeBase
 	err := row.Scan(&b.ID, &b.OwnerID, &b.OwnerName, &b.Name, &b.Description, &b.Documents, &b.Bytes,
-		&b.CreatedAt, &b.UpdatedAt)
+		&b.CreatedAt, &b.UpdatedAt, &b.SharedWith)
 	return b, err
 }
 

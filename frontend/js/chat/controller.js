@@ -791,7 +791,8 @@ export function useChatController(chatId) {
     let live = true;
     const load = () => call('Library.Bases').then((list) => { if (live) setBases(Array.isArray(list) ? list : []); }, () => {});
     load();
-    const off = on('library', (ev) => { if (ev && ev.kind === 'base') load(); });
+    // A document added or deleted changes a base's count (Attach from library shows it).
+    const off = on('library', (ev) => { if (ev && (ev.kind === 'base' || ev.kind === 'document')) load(); });
     return () => { live = false; off(); };
   }, [useLibrary]);
   useEffect(() => {

@@ -85,6 +85,18 @@ export function useLeaveGuard(dirty) {
   };
 }
 
+/**
+ * Missing stands in a detail pane for an item that is not there (deleted,
+ * or no longer shared): what happened, and the way back to the list.
+ */
+export function Missing({ id, what, back, backLabel }) {
+  return html`
+    <div class="card" id=${id}><div class="card-body">
+      <p role="status">This ${what} is not here: it was deleted, or it is no longer shared with you.</p>
+      <p><a href=${back}>${backLabel}</a></p>
+    </div></div>`;
+}
+
 /** OwnerLine says whose a shared item is ("Shared by Samwise · read only"). */
 export function OwnerLine({ item, id }) {
   if (!item || item.mine) return null;

@@ -13,7 +13,7 @@ import { CloseButton, Icon, confirmAction, toast, useDebounced } from '../core/u
 import { Field, FormError, useFormError } from '../core/fields.js';
 import { formatBytes, formatDate } from '../core/format.js';
 import { Snippet } from '../core/html.js';
-import { useLibraryEvents, OwnerLine, SharedCount } from './common.js';
+import { useLibraryEvents, Missing, OwnerLine, SharedCount } from './common.js';
 import { ShareButton } from './share.js';
 
 const href = (sub) => hrefs.library('knowledge', sub);
@@ -243,9 +243,11 @@ function BaseDetail({ base, onChanged, onDeleted, onClose }) {
     }
   };
   useEffect(() => {
-    load();
     if (heading.current) heading.current.focus({ preventScroll: true });
   }, [base.id]);
+  // The list follows `library` events; a base's documents follow it (an
+  // upload or a delete from another window, or by the owner of a shared base).
+  useEffect(() => { load(); }, [base.id, base.documents, base.updatedAt]);
 
   const add = (files) => {
     if (!base.mine) return;
@@ -360,11 +362,14 @@ export function KnowledgeTab({ sub }) {
       setError(err);
     }
   };
-  useEffect(() => { load(); }, []);
+  // Each navigation within the tab reads the list again: a link to a base
+  // just shared, or one opened from elsewhere, is found.
+  useEffect(() => { load(); }, [sub]);
   useLibraryEvents(['base', 'document'], load);
   const selected = bases && selectedId ? bases.find((b) => b.id === selectedId) : null;
+  const missing = !!bases && selectedId > 0 && !selected;
   const close = () => navigate(href());
-  const hasDetail = creating || !!selected;
+  const hasDetail = creating || !!selected || missing;
   const own = (bases || []).filter((b) => b.mine);
   const shared = (bases || []).filter((b) => !b.mine);
   const row = (b) => html`
@@ -404,6 +409,7 @@ export function KnowledgeTab({ sub }) {
             <div class="models-detail-pane">
               ${creating
                 ? html`<${BaseForm} onClose=${close} onSaved=${async (b) => { await load(); navigate(href(String(b.id))); }} />`
+                : missing ? html`<${Missing} id="kb-missing" what="knowledge base" back=${href()} backLabel="Back to the knowledge bases" />`
                 : html`<${BaseDetail} key=${selected.id} base=${selected} onClose=${close}
                     onChanged=${load} onDeleted=${async () => { await load(); close(); }} />`}
             </div>`}

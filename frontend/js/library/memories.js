@@ -15,6 +15,17 @@ import { useLibraryEvents } from './common.js';
 // chars counts as the server does: characters (code points), not UTF-16 units.
 const chars = (s) => [...s].length;
 
+/**
+ * submitOnEnter makes Enter save a memory (it is one line; Shift+Enter
+ * still breaks the line, which the server folds to a space).
+ */
+function submitOnEnter(e) {
+  if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return;
+  e.preventDefault();
+  const form = e.currentTarget.form;
+  if (form) form.requestSubmit();
+}
+
 const sourceText = (m) => (m.source === 'model' ? 'Added by the model' : 'Added by you');
 
 function Counter({ id, text, view, extra = 0 }) {
@@ -33,9 +44,15 @@ function MemoryRow({ m, view, onView }) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const input = useRef(null);
+  const editBtn = useRef(null);
+  const wasEditing = useRef(false);
   useEffect(() => {
     if (editing && input.current) input.current.focus();
+    // Back from the editor (Cancel, Escape, Save): focus where it was.
+    if (!editing && wasEditing.current && editBtn.current) editBtn.current.focus();
+    wasEditing.current = editing;
   }, [editing]);
+  const cancel = () => { setEditing(false); setText(m.text); setError(''); };
 
   const save = async (e) => {
     e.preventDefault();
@@ -76,9 +93,10 @@ function MemoryRow({ m, view, onView }) {
         <form class="memory-edit" onSubmit=${save} noValidate>
           <${Field} id=${id + '-text'} inputRef=${input} label="Memory" as="textarea" rows="2" value=${text} error=${error}
             onValue=${(v) => { setText(v); setError(''); }}
+            onKeyDown=${(e) => { if (e.key === 'Escape') { e.preventDefault(); cancel(); } else submitOnEnter(e); }}
             after=${html`<${Counter} id=${id + '-count'} text=${text} view=${view} extra=${chars(text) - chars(m.text)} />`} />
           <div class="memory-actions">
-            <button type="button" class="btn btn-sm" onClick=${() => { setEditing(false); setText(m.text); setError(''); }}>Cancel</button>
+            <button type="button" class="btn btn-sm" onClick=${cancel}>Cancel</button>
             <button type="submit" class="btn btn-sm btn-primary" id=${id + '-save'} disabled=${busy}>${busy ? 'Saving…' : 'Save'}</button>
           </div>
         </form>
@@ -91,7 +109,7 @@ function MemoryRow({ m, view, onView }) {
         <p class="memory-meta">${sourceText(m)} · ${formatWhen(m.createdAt)}</p>
       </div>
       <div class="memory-actions">
-        <button type="button" class="btn btn-sm btn-ghost" id=${id + '-edit'} aria-label=${`Edit the memory “${m.text}”`}
+        <button type="button" class="btn btn-sm btn-ghost" id=${id + '-edit'} ref=${editBtn} aria-label=${`Edit the memory “${m.text}”`}
           onClick=${() => { setText(m.text); setEditing(true); }}>Edit</button>
         <button type="button" class="btn btn-sm btn-danger-ghost" id=${id + '-delete'} aria-label=${`Delete the memory “${m.text}”`}
           onClick=${remove}>Delete</button>
@@ -128,8 +146,8 @@ function AddMemory({ view, onView }) {
       <div class="card-body form-grid">
         <${Field} id="memory-new" label="Memory" as="textarea" rows="2" value=${text} error=${error}
           placeholder="For example: I prefer metric units." aria-describedby="memory-new-count"
-          hint=${'One short fact about you, in a sentence.' + count}
-          onValue=${(v) => { setText(v); setError(''); }}
+          hint=${'One short fact about you, in a sentence; Enter adds it.' + count}
+          onValue=${(v) => { setText(v); setError(''); }} onKeyDown=${submitOnEnter}
           after=${html`<${Counter} id="memory-new-count" text=${text} view=${view} extra=${chars(text.trim())} />`} />
       </div>
       <div class="card-actions">

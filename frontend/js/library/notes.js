@@ -12,7 +12,7 @@ import { CloseButton, Icon, confirmAction, toast, useDebounced } from '../core/u
 import { Field, FilterBar, FormError, useFormError } from '../core/fields.js';
 import { Rendered, Snippet } from '../core/html.js';
 import { formatWhen } from '../core/format.js';
-import { useLibraryEvents, useLeaveGuard, OwnerLine, SharedCount, MarkdownEditor } from './common.js';
+import { useLibraryEvents, useLeaveGuard, Missing, OwnerLine, SharedCount, MarkdownEditor } from './common.js';
 import { ShareButton } from './share.js';
 
 const noteTitle = (n) => (n && n.title ? n.title : 'Untitled note');
@@ -32,6 +32,17 @@ function NoteEditor({ note, onSaved, onDeleted }) {
   useEffect(() => {
     if (creating && first.current) first.current.focus({ preventScroll: true });
   }, []);
+  // The note changed elsewhere (another window, or a reply's notes_write):
+  // shown as it is now unless this form holds unsaved changes, so a later
+  // Save does not put back the old text unseen.
+  const stamp = note ? note.updatedAt : 0;
+  useEffect(() => {
+    if (!note || dirty || (note.title === base.title && (note.body || '') === base.body)) return;
+    const now = { title: note.title || '', body: note.body || '' };
+    setBase(now);
+    setTitle(now.title);
+    setBody(now.body);
+  }, [stamp]);
 
   const save = async (e) => {
     e.preventDefault();
@@ -118,11 +129,18 @@ function NoteReader({ note }) {
 function NoteDetail({ id, onSaved, onDeleted }) {
   const [note, setNote] = useState(null);
   const [error, setError] = useState(null);
+  const [version, setVersion] = useState(0);
   useEffect(() => {
     let live = true;
-    call('Library.Note', id).then((n) => { if (live) setNote(n); }, (err) => { if (live) setError(err); });
+    call('Library.Note', id).then((n) => { if (live) { setNote(n); setError(null); } }, (err) => { if (live) setError(err); });
     return () => { live = false; };
-  }, [id]);
+  }, [id, version]);
+  // Follow changes made elsewhere: the owner's, a reply's, or (for a
+  // shared note) its owner's.
+  useLibraryEvents(['note'], () => setVersion((v) => v + 1));
+  if (error && error.kind === 'not_found') {
+    return html`<${Missing} id="note-missing" what="note" back=${hrefs.library('notes')} backLabel="Back to the notes" />`;
+  }
   if (error) return html`<p class="error-note" role="alert">${error.message}</p>`;
   if (!note) return html`<p class="loading-line" role="status">Unrolling the scroll…</p>`;
   return note.mine

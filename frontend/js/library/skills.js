@@ -11,7 +11,7 @@ import { hrefs, navigate } from '../core/router.js';
 import { CloseButton, Icon, confirmAction, toast } from '../core/ui.js';
 import { Field, FormError, useFormError } from '../core/fields.js';
 import { formatWhen } from '../core/format.js';
-import { useLibraryEvents, useLeaveGuard, OwnerLine, SharedCount, MarkdownEditor, RenderedMarkdown } from './common.js';
+import { useLibraryEvents, useLeaveGuard, Missing, OwnerLine, SharedCount, MarkdownEditor, RenderedMarkdown } from './common.js';
 import { ShareButton } from './share.js';
 
 const fieldsOf = (s) => ({ name: (s && s.name) || '', description: (s && s.description) || '', body: (s && s.body) || '' });
@@ -121,11 +121,17 @@ function SkillReader({ skill }) {
 function SkillDetail({ id, onSaved, onDeleted }) {
   const [skill, setSkill] = useState(null);
   const [error, setError] = useState(null);
+  const [version, setVersion] = useState(0);
   useEffect(() => {
     let live = true;
-    call('Library.Skill', id).then((s) => { if (live) setSkill(s); }, (err) => { if (live) setError(err); });
+    call('Library.Skill', id).then((s) => { if (live) { setSkill(s); setError(null); } }, (err) => { if (live) setError(err); });
     return () => { live = false; };
-  }, [id]);
+  }, [id, version]);
+  // A shared skill follows its owner's changes (an own one is edited here).
+  useLibraryEvents(['skill'], () => { if (skill && !skill.mine) setVersion((v) => v + 1); });
+  if (error && error.kind === 'not_found') {
+    return html`<${Missing} id="skill-missing" what="skill" back=${hrefs.library('skills')} backLabel="Back to the skills" />`;
+  }
   if (error) return html`<p class="error-note" role="alert">${error.message}</p>`;
   if (!skill) return html`<p class="loading-line" role="status">Fetching the skill…</p>`;
   return skill.mine
