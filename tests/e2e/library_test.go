@@ -288,7 +288,7 @@ func TestLibraryMemoriesInChromium(t *testing.T) {
 		if row := u.str(`document.querySelector('#memory-list > li').innerText`); !strings.Contains(row, "I prefer metric units.") || !strings.Contains(row, "Added by you") {
 			t.Errorf("the memory's row: %q", row)
 		}
-		u.waitJS(`document.querySelector('#memory-new-count').textContent.includes('22 / 2000 used')`)
+		u.waitJS(`document.querySelector('#memory-new-count').textContent.includes('22 / 2,000 used')`)
 	})
 
 	u.step(t, "a second", func(t *testing.T, u *adminUI) {

@@ -9,7 +9,7 @@ import { html, useState, useEffect, useRef } from '../../vendor/htm-preact/stand
 import { call } from '../core/transport.js';
 import { confirmAction, toast, toastError } from '../core/ui.js';
 import { Field } from '../core/fields.js';
-import { formatWhen } from '../core/format.js';
+import { formatNumber, formatWhen } from '../core/format.js';
 import { useLibraryEvents } from './common.js';
 
 // chars counts as the server does: characters (code points), not UTF-16 units.
@@ -34,7 +34,7 @@ function Counter({ id, text, view, extra = 0 }) {
   const total = view.used + extra;
   return html`
     <span id=${id} class=${'library-count' + (over || total > view.maxTotal ? ' is-over' : '')}>
-      ${n} / ${view.maxLength} characters · ${total} / ${view.maxTotal} used in all
+      ${formatNumber(n)} / ${formatNumber(view.maxLength)} characters · ${formatNumber(total)} / ${formatNumber(view.maxTotal)} used in all
     </span>`;
 }
 
