@@ -98,11 +98,7 @@ func (h *handler) upload(w http.ResponseWriter, r *http.Request, caller api.Call
 	// uses it as a path.
 	v, err := h.opt.Attachments.Upload(r.Context(), caller, part.FileName(), part)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			err = tooLargeOr(err, err)
-		}
-		h.fail(w, r, err)
+		h.fail(w, r, tooLargeOr(err, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
@@ -156,6 +152,14 @@ func contentDisposition(kind, name string) string {
 }
 
 func (h *handler) getFile(w http.ResponseWriter, r *http.Request, caller api.Caller) {
+	h.download(w, r, caller, h.opt.Attachments.Open, true)
+}
+
+// download serves the file open returns for the route's id: an
+// attachment's (inline when it is an image we re-encoded) or a document's
+// (always a download).
+func (h *handler) download(w http.ResponseWriter, r *http.Request, caller api.Caller,
+	open func(ctx context.Context, caller api.Caller, id int64) (api.FileContent, error), inline bool) {
 	id, ok := h.targetID(w, r)
 	if !ok {
 		return
@@ -169,13 +173,13 @@ func (h *handler) getFile(w http.ResponseWriter, r *http.Request, caller api.Cal
 		return
 	}
 	defer release()
-	f, err := h.opt.Attachments.Open(r.Context(), caller, id)
+	f, err := open(r.Context(), caller, id)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	defer f.Body.Close()
-	serveDownload(w, r, f, true)
+	serveDownload(w, r, f, inline)
 }
 
 // serveDownload writes a stored file with the headers every download

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -41,11 +40,7 @@ func (h *handler) uploadDocument(w http.ResponseWriter, r *http.Request, caller 
 	// The name is the user's, for display only.
 	v, err := h.opt.Documents.Ingest(r.Context(), caller, base, part.FileName(), part)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			err = tooLargeOr(err, err)
-		}
-		h.fail(w, r, err)
+		h.fail(w, r, tooLargeOr(err, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
@@ -54,22 +49,5 @@ func (h *handler) uploadDocument(w http.ResponseWriter, r *http.Request, caller 
 // getDocument downloads a document's original file, always as an
 // attachment, to anyone who can see its base.
 func (h *handler) getDocument(w http.ResponseWriter, r *http.Request, caller api.Caller) {
-	id, ok := h.targetID(w, r)
-	if !ok {
-		return
-	}
-	release, ok := h.downloads.acquire(r.Context(), caller.UserID)
-	if !ok {
-		w.Header().Set("Retry-After", "5")
-		h.fail(w, r, apperr.New(apperr.RateLimited, "too many downloads at once; wait for some to finish and try again"))
-		return
-	}
-	defer release()
-	f, err := h.opt.Documents.OpenDocument(r.Context(), caller, id)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	defer f.Body.Close()
-	serveDownload(w, r, f, false)
+	h.download(w, r, caller, h.opt.Documents.OpenDocument, false)
 }
