@@ -249,18 +249,13 @@ func (s *Service) notesDefs() []tools.Tool {
 				`"required":["id"],"additionalProperties":false}`),
 			Activity: func(json.RawMessage) string { return "Reading a note" },
 			Run: func(ctx context.Context, c tools.Call) tools.Result {
-				var a struct {
-					ID *int64 `json:"id"`
-				}
-				if r, ok := decode(c.Arguments, &a, `"id" (a number)`); !ok {
+				id, r, ok := idArgument(c.Arguments, "note")
+				if !ok {
 					return r
 				}
-				if a.ID == nil || *a.ID <= 0 {
-					return failed(`"id" must be a note's id, a positive number.`)
-				}
-				n, err := s.Note(ctx, c.Caller.User, ids.NoteID(*a.ID))
+				n, err := s.Note(ctx, c.Caller.User, ids.NoteID(id))
 				if err != nil {
-					return s.noteFailure(err, *a.ID, "read")
+					return s.noteFailure(err, id, "read")
 				}
 				body := n.Body
 				if len(body) > MaxNoteRead {
@@ -390,22 +385,17 @@ func (s *Service) memoryDefs() []tools.Tool {
 				`"required":["id"],"additionalProperties":false}`),
 			Activity: func(json.RawMessage) string { return "Forgetting a memory" },
 			Run: func(ctx context.Context, c tools.Call) tools.Result {
-				var a struct {
-					ID *int64 `json:"id"`
-				}
-				if r, ok := decode(c.Arguments, &a, `"id" (a number)`); !ok {
+				id, r, ok := idArgument(c.Arguments, "memory")
+				if !ok {
 					return r
 				}
-				if a.ID == nil || *a.ID <= 0 {
-					return failed(`"id" must be a memory's id, a positive number.`)
-				}
-				if err := s.DeleteMemory(ctx, c.Caller.User, ids.MemoryID(*a.ID)); err != nil {
+				if err := s.DeleteMemory(ctx, c.Caller.User, ids.MemoryID(id)); err != nil {
 					if apperr.KindOf(err) == apperr.NotFound {
-						return failed(fmt.Sprintf("There is no memory %d.", *a.ID))
+						return failed(fmt.Sprintf("There is no memory %d.", id))
 					}
 					return s.failure(err, "forget the memory")
 				}
-				return tools.Result{Text: fmt.Sprintf("Forgot memory %d.", *a.ID)}
+				return tools.Result{Text: fmt.Sprintf("Forgot memory %d.", id)}
 			},
 		},
 	}
@@ -538,6 +528,21 @@ func decode(args json.RawMessage, into any, want string) (tools.Result, bool) {
 		return failed("The arguments must be a JSON object with " + want + "."), false
 	}
 	return tools.Result{}, true
+}
+
+// idArgument reads arguments that are exactly {"id": n}, n the positive
+// id of a what.
+func idArgument(args json.RawMessage, what string) (int64, tools.Result, bool) {
+	var a struct {
+		ID *int64 `json:"id"`
+	}
+	if r, ok := decode(args, &a, `"id" (a number)`); !ok {
+		return 0, r, false
+	}
+	if a.ID == nil || *a.ID <= 0 {
+		return 0, failed(`"id" must be a ` + what + `'s id, a positive number.`), false
+	}
+	return *a.ID, tools.Result{}, true
 }
 
 // failure is a failed result from a service error: its message when it is
