@@ -56,11 +56,16 @@ const (
 	// LibraryShare: share one's own knowledge bases, notes and skills with
 	// other people or groups, for reading.
 	LibraryShare Permission = "library.share"
+	// AgentUse: keep SSH connections and start agent chats, whose replies
+	// run commands and edit files on a host over SSH, and open the
+	// terminal of such a chat. Not in the default baseline: an
+	// administrator grants it.
+	AgentUse Permission = "agent.use"
 )
 
 // AllPermissions lists every permission, in the order an admin page shows
 // them.
-var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, LibraryUse, LibraryShare, ToolsWebSearch, ToolsFetch, ToolsCustom, ToolsMCP, ModelsViewAll, ConnectionsManage}
+var AllPermissions = []Permission{ChatCreate, ChatParams, FilesUpload, LibraryUse, LibraryShare, AgentUse, ToolsWebSearch, ToolsFetch, ToolsCustom, ToolsMCP, ModelsViewAll, ConnectionsManage}
 
 // Info is a permission as an admin page shows it.
 type Info struct {
@@ -77,6 +82,7 @@ func Describe() []Info {
 		{FilesUpload, "Attach files", "Attach files and images to messages."},
 		{LibraryUse, "Use the library", "Keep knowledge bases, notes, memories and skills, and let replies use them."},
 		{LibraryShare, "Share from the library", "Share one's own knowledge bases, notes and skills with other people and groups, for reading."},
+		{AgentUse, "Use agent chats", "Keep SSH connections and start agent chats, whose replies run commands and edit files on those hosts, and use their terminal."},
 		{ToolsWebSearch, "Search the web", "Let replies search the web, when an administrator has turned web search on."},
 		{ToolsFetch, "Read web pages", "Let replies read web pages, when an administrator has turned page reading on."},
 		{ToolsCustom, "Use custom tools", "Let replies use the custom HTTP tools an administrator defined, when custom tools are on."},

@@ -46,3 +46,6 @@ type MemoryID int64
 
 // SkillID identifies a skill.
 type SkillID int64
+
+// ProfileID identifies an SSH connection profile (an agent chat's host).
+type ProfileID int64

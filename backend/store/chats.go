@@ -32,6 +32,11 @@ type Chat struct {
 	// nil for a chat read from the database, whose scope the library
 	// reads (library.Service.ChatScope).
 	Knowledge *KnowledgeScope
+	// Agent is set for an agent chat (Kind ChatAgent): its host, its
+	// project directory and its mode. Kind, Profile and Dir never change
+	// after creation; Mode does.
+	Kind      ChatKind
+	Agent     AgentChat
 	CreatedAt int64
 	UpdatedAt int64
 	DeletedAt *int64
@@ -49,6 +54,10 @@ type NewChat struct {
 	Params       Params
 	SystemPrompt string
 	ToolsOff     bool
+	// Kind and Agent make an agent chat (ChatAgent): Agent.Profile must be
+	// one of user's SSH profiles, else nothing is stored (ErrNotFound).
+	Kind  ChatKind
+	Agent AgentChat
 	// Knowledge, when set, limits the chat's knowledge search to these
 	// bases from its first reply (chats.knowledge_scoped and
 	// chat_knowledge_bases, written with the chat). Every base must be one
@@ -106,6 +115,52 @@ type ChatPatch struct {
 	Pinned       *bool
 	Draft        *string
 	ToolsOff     *bool
+	// AgentMode changes an agent chat's mode (the only agent field that
+	// may change).
+	AgentMode *AgentMode
+	// Rewound stamps chats.rewound_at with the patch's time (an edit or
+	// a regeneration in an agent chat).
+	Rewound bool
+}
+
+// ChatKind is what a chat is: a conversation, or an agent working on a
+// host over SSH.
+type ChatKind string
+
+// The chat kinds ("" reads as ChatPlain).
+const (
+	ChatPlain ChatKind = "chat"
+	ChatAgent ChatKind = "agent"
+)
+
+// AgentMode decides what an agent chat's replies may do without asking
+// (backend/agent's policy table): Manual asks before everything, Plan
+// only looks and proposes, Edit changes files but asks before commands,
+// Auto runs everything.
+type AgentMode string
+
+// The agent modes.
+const (
+	ModeManual AgentMode = "manual"
+	ModePlan   AgentMode = "plan"
+	ModeEdit   AgentMode = "edit"
+	ModeAuto   AgentMode = "auto"
+)
+
+// Valid reports whether m is one of the four modes.
+func (m AgentMode) Valid() bool {
+	return m == ModeManual || m == ModePlan || m == ModeEdit || m == ModeAuto
+}
+
+// AgentChat is an agent chat's fixed host and directory, its mode, and
+// when its transcript was last rewound.
+type AgentChat struct {
+	// Profile is the SSH profile; nil once the profile was deleted (the
+	// chat can no longer act).
+	Profile   *ids.ProfileID
+	Dir       string
+	Mode      AgentMode
+	RewoundAt *int64
 }
 
 // ChatFilter selects chats for ListChats. With neither FolderID nor
@@ -119,16 +174,26 @@ type ChatFilter struct {
 
 const chatColumns = `c.id, c.user_id, c.folder_id, c.title, c.title_auto, c.model_id, c.params, c.system_prompt,
 	c.draft, c.pinned, c.unread, c.created_at, c.updated_at, c.deleted_at, c.tools_off,
+	c.kind, c.ssh_profile_id, c.project_dir, c.agent_mode, c.rewound_at,
 	COALESCE((SELECT status FROM messages WHERE chat_id = c.id ORDER BY id DESC LIMIT 1), '')`
 
 func scanChat(row interface{ Scan(...any) error }) (Chat, error) {
 	var c Chat
-	var folder, model, deleted sql.NullInt64
+	var folder, model, deleted, profile, rewound sql.NullInt64
 	var params string
 	err := row.Scan(&c.ID, &c.UserID, &folder, &c.Title, &c.TitleAuto, &model, &params, &c.SystemPrompt,
-		&c.Draft, &c.Pinned, &c.Unread, &c.CreatedAt, &c.UpdatedAt, &deleted, &c.ToolsOff, &c.LastStatus)
+		&c.Draft, &c.Pinned, &c.Unread, &c.CreatedAt, &c.UpdatedAt, &deleted, &c.ToolsOff,
+		&c.Kind, &profile, &c.Agent.Dir, &c.Agent.Mode, &rewound, &c.LastStatus)
 	if err != nil {
 		return c, err
+	}
+	if profile.Valid {
+		p := ids.ProfileID(profile.Int64)
+		c.Agent.Profile = &p
+	}
+	if rewound.Valid {
+		r := rewound.Int64
+		c.Agent.RewoundAt = &r
 	}
 	if folder.Valid {
 		f := ids.FolderID(folder.Int64)
@@ -197,11 +262,29 @@ func insertChat(ctx context.Context, tx *sql.Tx, user ids.UserID, nc NewChat, pa
 			return 0, err
 		}
 	}
+	kind := nc.Kind
+	if kind == "" {
+		kind = ChatPlain
+	}
+	var agent AgentChat
+	if kind == ChatAgent {
+		if nc.Agent.Profile == nil || !nc.Agent.Mode.Valid() {
+			return 0, fmt.Errorf("agent chat without a profile or a mode: %w", ErrNotFound)
+		}
+		if err := ownsProfile(ctx, tx, user, *nc.Agent.Profile); err != nil {
+			return 0, err
+		}
+		agent = nc.Agent
+	} else if kind != ChatPlain {
+		return 0, fmt.Errorf("chat kind %q: %w", kind, ErrNotFound)
+	}
 	scoped := nc.Knowledge != nil && nc.Knowledge.Scoped
 	res, err := tx.ExecContext(ctx, `
-		INSERT INTO chats (user_id, folder_id, title, title_auto, model_id, params, system_prompt, tools_off, knowledge_scoped, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		user, nullable(nc.FolderID), title, titleAuto, nullable(nc.ModelID), params, nc.SystemPrompt, nc.ToolsOff, scoped, now, now)
+		INSERT INTO chats (user_id, folder_id, title, title_auto, model_id, params, system_prompt, tools_off, knowledge_scoped,
+			kind, ssh_profile_id, project_dir, agent_mode, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		user, nullable(nc.FolderID), title, titleAuto, nullable(nc.ModelID), params, nc.SystemPrompt, nc.ToolsOff, scoped,
+		kind, nullable(agent.Profile), agent.Dir, agent.Mode, now, now)
 	if err != nil {
 		return 0, fmt.Errorf("insert chat: %w", err)
 	}
@@ -328,6 +411,18 @@ func (db *DB) UpdateChat(ctx context.Context, user ids.UserID, id ids.ChatID, p 
 	if p.ToolsOff != nil {
 		sets = append(sets, `tools_off = ?`)
 		args = append(args, *p.ToolsOff)
+	}
+	if p.AgentMode != nil {
+		if !p.AgentMode.Valid() {
+			return Chat{}, fmt.Errorf("agent mode %q: %w", *p.AgentMode, ErrNotFound)
+		}
+		// Only an agent chat has a mode.
+		sets = append(sets, `agent_mode = CASE WHEN kind = 'agent' THEN ? ELSE agent_mode END`)
+		args = append(args, *p.AgentMode)
+	}
+	if p.Rewound {
+		sets = append(sets, `rewound_at = CASE WHEN kind = 'agent' THEN ? ELSE rewound_at END`)
+		args = append(args, nowMillis())
 	}
 	var out Chat
 	err := db.WriteTx(ctx, func(tx *sql.Tx) error {

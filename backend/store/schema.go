@@ -151,6 +151,17 @@ var Current = Schema{
 				// to the bases in chat_knowledge_bases (even when none of
 				// them is left).
 				{Name: "knowledge_scoped", Type: "INTEGER NOT NULL DEFAULT 0"},
+				// An agent chat (issue 15): kind 'agent' works on a host
+				// over SSH. kind, ssh_profile_id and project_dir are fixed
+				// when the chat is created; agent_mode (manual, plan, edit,
+				// auto) changes freely and is read once per reply.
+				// rewound_at: an edit or a regeneration rewound the
+				// transcript (never the machine) at that time.
+				{Name: "kind", Type: "TEXT NOT NULL DEFAULT 'chat'"},
+				{Name: "ssh_profile_id", Type: "INTEGER REFERENCES ssh_profiles(id) ON DELETE SET NULL"},
+				{Name: "project_dir", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "agent_mode", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "rewound_at", Type: "INTEGER"},
 			},
 			Indexes: []Index{
 				{Name: "chats_user_updated", On: "chats(user_id, deleted_at, updated_at)"},
@@ -158,6 +169,7 @@ var Current = Schema{
 				// these, deleting a folder or a connection's models scans every
 				// chat once per deleted row.
 				{Name: "chats_folder", On: "chats(folder_id)"},
+				{Name: "chats_ssh_profile", On: "chats(ssh_profile_id)"},
 				{Name: "chats_model", On: "chats(model_id)"},
 			},
 		},
@@ -516,6 +528,33 @@ var Current = Schema{
 			},
 			Constraints: []string{"PRIMARY KEY (chat_id, base_id)"},
 			Indexes:     []Index{{Name: "chat_knowledge_bases_base", On: "chat_knowledge_bases(base_id)"}},
+		},
+		{
+			// ssh_profiles are the SSH connections agent chats work on,
+			// private to their owner. secret_enc is one Fernet token (the
+			// private key in OpenSSH PEM for auth 'key', the password for
+			// auth 'password'); public_key is the key's authorized_keys
+			// line. host_key is the pinned host key (authorized_keys form),
+			// valid only for pinned_host:pinned_port: moving the profile
+			// forgets it.
+			Name: "ssh_profiles",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "user_id", Type: "INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE"},
+				{Name: "name", Type: "TEXT NOT NULL"},
+				{Name: "host", Type: "TEXT NOT NULL"},
+				{Name: "port", Type: "INTEGER NOT NULL DEFAULT 22"},
+				{Name: "username", Type: "TEXT NOT NULL"},
+				{Name: "auth", Type: "TEXT NOT NULL DEFAULT 'key'"},
+				{Name: "secret_enc", Type: "TEXT NOT NULL DEFAULT ''", Secret: true},
+				{Name: "public_key", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "host_key", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "pinned_host", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "pinned_port", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "ssh_profiles_user", On: "ssh_profiles(user_id)"}},
 		},
 	},
 	FTS: []FTS{

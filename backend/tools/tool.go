@@ -35,6 +35,41 @@ const (
 	FamilySkills    Family = "skills"
 )
 
+// FamilyAgent is the agent chat's tools (backend/agent): commands and
+// files on the chat's host over SSH, questions to the person, and the
+// plan. Offered only in agent chats, to holders of agent.use.
+const FamilyAgent Family = "agent"
+
+// Risk is what a tool can do, which is what an agent chat's mode decides
+// on (backend/agent's policy table: run, ask, or refuse). A tool with no
+// Risk is treated as RiskExec: what is not known to be harmless asks.
+type Risk string
+
+// The risks, from harmless to most dangerous.
+const (
+	// RiskInteract talks to the person and acts on nothing (ask_user,
+	// plan_submit).
+	RiskInteract Risk = "interact"
+	// RiskRead only reads (file_read, file_list, knowledge_search, web
+	// search).
+	RiskRead Risk = "read"
+	// RiskWrite changes files or stored data (file_write, notes_write,
+	// memory_add).
+	RiskWrite Risk = "write"
+	// RiskExec runs a command or reaches a system whose effect is unknown
+	// (shell_run, custom and MCP tools).
+	RiskExec Risk = "exec"
+)
+
+// Question is one question a call puts to the person in its round's card
+// (ask_user): Key is unique in the call, Text is plain text, Options are
+// choices offered beside a free answer (may be empty).
+type Question struct {
+	Key     string   `json:"key"`
+	Text    string   `json:"text"`
+	Options []string `json:"options,omitempty"`
+}
+
 // Tool is one tool a reply may be offered.
 type Tool struct {
 	// Name is the function name offered to the model, [a-z0-9_-]{1,64}.
@@ -53,6 +88,17 @@ type Tool struct {
 	// Run runs one call. Failures are results the model can read
 	// (Result.Failed), not errors; ctx ends on Stop.
 	Run func(ctx context.Context, call Call) Result
+	// Risk is what the tool can do (an agent chat's mode decides on it).
+	Risk Risk
+	// Questions, when set, are the questions a call puts to the person:
+	// the loop asks them in its round's card (one pause for the round) and
+	// passes the answers to Run in Call.Answers. An error is the call's
+	// failed result, and nothing is asked.
+	Questions func(args json.RawMessage) ([]Question, error)
+	// EndsTurn: once a call of this tool has run without failing, the
+	// reply gets one more round, with no tools offered, and ends
+	// (plan_submit).
+	EndsTurn bool
 }
 
 // Call is one call the model made.
@@ -63,6 +109,11 @@ type Call struct {
 	Arguments json.RawMessage
 	// Caller is who the reply acts for.
 	Caller auth.Caller
+	// Approved: the person approved this call in the round's card (the
+	// runner's own check of the mode must let it through).
+	Approved bool
+	// Answers are the person's answers to Tool.Questions, by key.
+	Answers map[string]string
 }
 
 // Result is what a call returned: Text goes to the model as the tool
