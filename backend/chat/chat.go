@@ -79,6 +79,30 @@ type Options struct {
 	// get no memories, skills or knowledge scope, and a new chat cannot
 	// be scoped.
 	Library Library
+	// Agent runs agent chats (backend/agent); nil: no agent chat can be
+	// created or replied to.
+	Agent Agent
+}
+
+// Agent is what an agent chat's reply needs from backend/agent, read
+// once per reply (*agent.Service implements it; chat does not import it).
+type Agent interface {
+	// Reply returns the policy (the chat's mode, read now), the limits and
+	// the harness variables of a reply in an agent chat, or an error
+	// saying why the chat cannot act (agent chats off, no agent.use, the
+	// profile deleted).
+	Reply(ctx context.Context, caller auth.Caller, chat store.Chat) (AgentReply, error)
+	// CheckNew checks a new agent chat's profile, directory and mode for
+	// user before anything is stored.
+	CheckNew(ctx context.Context, caller auth.Caller, agent store.AgentChat) error
+}
+
+// AgentReply is what Agent.Reply returns.
+type AgentReply struct {
+	Policy     tools.Policy
+	MaxRounds  int
+	AskTimeout time.Duration
+	Harness    prompts.Agent
 }
 
 // Library is what a reply reads from the person's library: the

@@ -224,6 +224,30 @@ type Request struct {
 	Guidance []tools.Guidance
 	// Library is what the person's library puts in the harness.
 	Library Library
+	// Agent is an agent chat's part of the harness (zero in a plain chat).
+	Agent Agent
+}
+
+// Agent is an agent chat's part of a reply's harness, as the variables'
+// values (backend/agent builds them; backend/prompts owns the wording of
+// the fragments they fill, gated on tools.FamilyAgent). Plain text; the
+// listing and the directory come from a machine, so they are substituted,
+// never read for variables.
+type Agent struct {
+	// Host fills {{agent_host}}: "user@host:port" of the chat's profile.
+	Host string
+	// Dir fills {{agent_dir}}: the project directory.
+	Dir string
+	// Mode fills {{agent_mode}}: the mode read for this reply, with what
+	// it lets the reply do, in a sentence.
+	Mode string
+	// Listing fills {{project_listing}}: the cached, budgeted listing of
+	// the project directory; "" when none is cached yet (the fragment
+	// that requires it goes).
+	Listing string
+	// Rewound fills {{agent_rewound}}: the warning that the transcript was
+	// rewound but the machine was not; "" when it never was.
+	Rewound string
 }
 
 // Library is the library's part of a reply's harness, as the variables'

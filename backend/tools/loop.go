@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/llm"
@@ -28,6 +29,27 @@ const MaxCalls = 16
 // sent without them (the round limit was reached).
 const LimitNotice = "The reply reached the limit of tool rounds."
 
+// Decision is what a Policy decides for one call.
+type Decision int
+
+// The decisions.
+const (
+	Run Decision = iota
+	Ask
+	Refuse
+)
+
+// DefaultAskTimeout bounds a pause when the loop is given none.
+const DefaultAskTimeout = 10 * time.Minute
+
+// Policy decides each call of an agent chat's reply from its tool's Risk
+// and the chat's mode, read once per reply (backend/agent's table).
+type Policy interface {
+	// Decide returns the decision for call of t; for Refuse, why (plain
+	// text the model reads as the call's result).
+	Decide(t Tool, call Call) (Decision, string)
+}
+
 // Loop is the producer of a reply that may use tools: each round streams
 // the request with the offered tools; when the model calls some, they run
 // together, their calls and results are added to the reply, and the next
@@ -41,6 +63,12 @@ type Loop struct {
 	// MaxRounds is how many requests may carry tools (0: DefaultMaxRounds).
 	MaxRounds int
 	Log       *slog.Logger
+	// Policy, when set (an agent chat), decides each call: run it, ask
+	// the person (one card for the round's calls), or refuse it. nil runs
+	// every offered call.
+	Policy Policy
+	// AskTimeout bounds a pause for the person (0: DefaultAskTimeout).
+	AskTimeout time.Duration
 
 	// turns are the assistant and tool turns of the rounds so far.
 	turns []llm.Message
