@@ -62,12 +62,15 @@ func TestAppModuleGraph(t *testing.T) {
 	if len(graph) < 30 {
 		t.Errorf("only %d modules: %q", len(graph), graph)
 	}
-	for _, p := range []string{"vendor/htm-preact/standalone.module.js", "js/core/transport.js", "js/chat/chat.js"} {
+	for _, p := range []string{"vendor/htm-preact/standalone.module.js", "js/core/transport.js", "js/chat/chat.js", "js/terminal/panel.js"} {
 		if !slices.Contains(graph, p) {
 			t.Errorf("%s missing from the graph", p)
 		}
 	}
-	for _, p := range []string{"js/dev/selftest.js", "js/dev/benchdrive.js", "vendor/katex/katex.mjs", "js/core/events-worker.js"} {
+	// The terminal (xterm.js, 345 kB) loads only when an agent chat's
+	// terminal panel opens.
+	for _, p := range []string{"js/dev/selftest.js", "js/dev/benchdrive.js", "vendor/katex/katex.mjs", "js/core/events-worker.js",
+		"js/terminal/term.js", "js/terminal/styles.js", "vendor/xterm/xterm.mjs", "vendor/xterm/addon-fit.mjs"} {
 		if slices.Contains(graph, p) {
 			t.Errorf("%s is loaded lazily, not by static import", p)
 		}

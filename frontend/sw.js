@@ -20,7 +20,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v10';
+const VERSION = 'v11';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -46,6 +46,7 @@ const SHELL = [
   '/css/account.css',
   '/css/admin.css',
   '/css/library.css',
+  '/css/terminal.css',
   '/css/quick.css',
   '/css/highlight.css',
   '/vendor/htm-preact/standalone.module.js',
@@ -97,6 +98,7 @@ const SHELL = [
   '/js/settings/models.js',
   '/js/settings/settings.js',
   '/js/settings/voice.js',
+  '/js/terminal/panel.js',
   '/js/shell/notify.js',
   '/js/shell/quick.js',
   '/js/shell/shortcuts.js',

@@ -8,15 +8,18 @@ import (
 // TestChatSidePanelSlot: the chat screen has a place for a panel beside
 // it (a terminal, the library): ChatView's side is drawn in an aside to
 // the right of the chat's column, at the chat's full height, and without
-// one the chat is drawn alone, as the app does today.
+// one the chat is drawn alone, filling the main column.
 func TestChatSidePanelSlot(t *testing.T) {
 	a := serveChatApp(t)
 	a.open(t, "")
 	if a.bool(`!!document.querySelector('.chat-with-side, .chat-side')`) {
 		t.Fatal("the chat screen has a side panel while none was given")
 	}
-	if !a.bool(`document.querySelector('.main-chat > .chat-view') !== null`) {
-		t.Fatal("the chat view is not the main column's own child")
+	if !a.bool(`document.querySelector('.main-chat > .chat-alone > .chat-view') !== null`) {
+		t.Fatal("the chat view is not alone in the main column")
+	}
+	if w := a.js(`document.querySelector('.chat-view').getBoundingClientRect().width - document.querySelector('.main-chat').getBoundingClientRect().width`); w != float64(0) {
+		t.Errorf("the chat alone is %v px narrower than the main column", w)
 	}
 	// A second chat screen, with a side panel, in a box the size of the
 	// main column.

@@ -8,8 +8,11 @@
 // the ReplyStates drawn by messages.js.
 //
 // A side panel (a terminal, the library) goes beside the chat: ChatView's
-// `side` is drawn in an <aside> to the right of the chat's column; without
-// one the screen is the chat alone.
+// `side` (or an agent chat's open terminal panel) is drawn in an <aside>
+// to the right of the chat's column; without one the screen is the chat
+// alone. The chat's column is the same element either way, so opening or
+// closing a panel never draws the transcript and the composer anew (which
+// lost the reader's place and what was being typed).
 
 import { html, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { useChatController } from './controller.js';
@@ -19,22 +22,24 @@ import { ModelPicker, ChatSettings } from './modelpicker.js';
 import { FirstRun } from './firstrun.js';
 import { hrefs } from '../core/router.js';
 import { Icon } from '../core/ui.js';
+import { useTerminalSlot } from '../terminal/panel.js';
 
 export { mergeNewest, codeOf } from './controller.js';
 
 export function ChatView({ chatId, narrow, side = null }) {
   const c = useChatController(chatId);
+  const term = useTerminalSlot(c);
+  const panel = side || term.panel;
   const view = c.load.status === 'error' ? html`<${ChatError} error=${c.load.error} />` : html`
     <div class="chat-view">
-      <${ChatHeader} c=${c} narrow=${narrow} />
+      <${ChatHeader} c=${c} narrow=${narrow} tools=${term.button} />
       <${Transcript} c=${c} />
       <${ChatComposer} c=${c} narrow=${narrow} />
     </div>`;
-  if (!side) return view;
   return html`
-    <div class="chat-with-side">
+    <div class=${panel ? 'chat-with-side' : 'chat-alone'}>
       ${view}
-      <aside class="chat-side">${side}</aside>
+      ${!!panel && html`<aside class=${'chat-side' + (!side && term.panel ? ' is-terminal' : '')}>${panel}</aside>`}
     </div>`;
 }
 
@@ -55,8 +60,8 @@ function ChatError({ error }) {
 }
 
 // ChatHeader: the title (a button that renames it), the model picker and
-// the chat's settings.
-function ChatHeader({ c, narrow }) {
+// the chat's settings; tools are the side panels' buttons (Terminal).
+function ChatHeader({ c, narrow, tools = null }) {
   const { store } = c;
   return html`
     <header class="chat-header">
@@ -71,6 +76,7 @@ function ChatHeader({ c, narrow }) {
           disabled=${!store.modelsLoaded || store.models.length === 0} />
         <${ChatSettings} key=${c.chatId || 'new'} chat=${c.isNew ? c.pendingSettings : c.chat} efforts=${store.efforts} onSave=${c.saveSettings}
           disabled=${!c.isNew && !c.chat} model=${c.model} />
+        ${tools}
       </div>
     </header>`;
 }
