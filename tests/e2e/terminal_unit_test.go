@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fakeSocket replaces the page's WebSocket with one that is the terminal
+// server's protocol in a few lines: on connect it sends
+// window.__fake.scrollback (binary) and ready, and echoes every binary
+// frame back, as a shell at a prompt would. Each socket is kept in
+// window.__fake.sockets; drop() ends one as a lost network does, and
+// say(obj) sends a text frame.
+const fakeSocket = `(() => {
+  const fake = window.__fake = { sockets: [], scrollback: '' };
+  class FakeSocket {
+    constructor(url) {
+      this.url = url;
+      this.readyState = 0;
+      this.binaryType = 'blob';
+      this.sent = [];
+      fake.sockets.push(this);
+      setTimeout(() => {
+        if (this.readyState !== 0) return;
+        this.readyState = 1;
+        if (fake.scrollback) this.bin(fake.scrollback);
+        this.say({ type: 'ready', marks: true, cols: 80, rows: 24 });
+      }, 20);
+    }
+    bin(s) {
+      if (this.readyState === 1 && this.onmessage) this.onmessage({ data: new TextEncoder().encode(s).buffer });
+    }
+    say(o) {
+      if (this.readyState === 1 && this.onmessage) this.onmessage({ data: JSON.stringify(o) });
+    }
+    send(d) {
+      if (typeof d === 'string') {
+        this.sent.push(JSON.parse(d));
+        return;
+      }
+      this.sent.push(Array.from(d));
+      this.bin(new TextDecoder().decode(d));
+    }
+    close() {
+      if (this.readyState === 3) return;
+      this.readyState = 3;
+      if (this.onclose) this.onclose({ code: 1000 });
+    }
+    drop() {
+      if (this.readyState === 3) return;
+      this.readyState = 3;
+      if (this.onclose) this.onclose({ code: 1006 });
+    }
+  }
+  FakeSocket.CONNECTING = 0;
+  FakeSocket.OPEN = 1;
+  FakeSocket.CLOSING = 2;
+  FakeSocket.CLOSED = 3;
+  window.WebSocket = FakeSocket;
+})()`
+
+// TestTerminalInChromiumFakeSocket drives term.js (the terminal the panel
+// opens) in the real page, CSP included, against a fake socket: what the
+// real server cannot be made to do on cue (drop a viewer, lose the
+// network) and what a person would only see (a terminal fitted to its
+// box, colours that follow the theme).
+func TestTerminalInChromiumFakeSocket(t *testing.T) {
+	a := serveChatApp(t)
+	a.open(t, fakeSocket)
+	run := func(name string, step func(t *testing.T)) {
+		t.Run(name, func(st *testing.T) {
+			a.t = st
+			defer func() { a.t = t }()
+			step(st)
+		})
+	}
+	a.js(`window.__fake.scrollback = 'earlier output\r\n$ '`)
+	// A box of a known size, hidden at first as a panel inside a hidden
+	// ancestor would be.
+	a.await(`(async () => {
+		const wrap = document.createElement('div');
+		wrap.id = 'term-wrap';
+		wrap.hidden = true;
+		const host = document.createElement('div');
+		host.className = 'term-host';
+		host.style.width = '420px';
+		host.style.height = '300px';
+		wrap.append(host);
+		document.body.prepend(wrap);
+		const m = await import(` + appModule("./terminal/term.js") + `);
+		window.__term = m;
+		window.__states = [];
+		window.__sess = await m.attach(host, 7, (s) => window.__states.push(s));
+		return 'attached';
+	})()`)
+	const host = `document.querySelector('#term-wrap .term-host')`
+	const buffer = `window.__term.bufferText(` + host + `)`
+	const state = `(window.__states[window.__states.length - 1] || {}).state`
+
+	run("connects to the chat's socket and shows the scrollback", func(t *testing.T) {
+		a.waitJS(state + ` === 'open'`)
+		a.waitJS(buffer + `.includes('earlier output')`)
+		if u := a.str(`window.__fake.sockets[0].url`); !strings.HasSuffix(strings.SplitN(u, "?", 2)[0], "/api/terminal/7") || !strings.HasPrefix(u, "ws://") {
+			t.Errorf("socket URL %q", u)
+		}
+	})
+
+	run("fits once it is shown, and says its size", func(t *testing.T) {
+		if c := a.js(`document.querySelector('#term-wrap .xterm') ? window.__fake.sockets[0].sent.filter((m) => m.type === 'resize').length : -1`); c == float64(-1) {
+			t.Fatal("no terminal in the box")
+		}
+		a.js(`document.getElementById('term-wrap').hidden = false`)
+		// 420 px of 13-14 px monospace is well under 80 columns.
+		a.waitJS(`(() => { const r = window.__fake.sockets[0].sent.filter((m) => m.type === 'resize').pop(); return !!r && r.cols > 20 && r.cols < 70 && r.rows > 5 && r.rows < 24; })()`)
+		// And again when the box changes size, with no window resize.
+		before := a.js(`window.__fake.sockets[0].sent.filter((m) => m.type === 'resize').pop().cols`)
+		a.js(host + `.style.width = '620px'`)
+		a.waitJS(`window.__fake.sockets[0].sent.filter((m) => m.type === 'resize').pop().cols > ` + jsNum(before))
+	})
+
+	run("typing sends UTF-8 bytes and shows the echo", func(t *testing.T) {
+		a.js(`window.__term.input(` + host + `, 'héllo')`)
+		a.waitJS(buffer + `.includes('héllo')`)
+		got := a.str(`JSON.stringify(window.__fake.sockets[0].sent.filter((m) => Array.isArray(m)).flat())`)
+		if got != "[104,195,169,108,108,111]" {
+			t.Errorf("bytes sent: %s", got)
+		}
+	})
+
+	run("a 24-bit colour is drawn under the CSP", func(t *testing.T) {
+		a.js(`window.__fake.sockets[0].bin('\x1b[38;2;200;30;40mTRUECOLOR\x1b[0m\r\n')`)
+		a.waitJS(`[...document.querySelectorAll('#term-wrap .xterm-rows span')].some((s) => s.textContent.includes('TRUECOLOR') && getComputedStyle(s).color === 'rgb(200, 30, 40)')`)
+	})
+
+	run("the theme is pushed to xterm", func(t *testing.T) {
+		bg := `getComputedStyle(document.querySelector('#term-wrap .xterm-scrollable-element') || document.querySelector('#term-wrap .xterm-viewport')).backgroundColor`
+		a.js(`document.documentElement.dataset.theme = 'moria'`)
+		a.waitJS(bg + ` === 'rgb(24, 27, 31)'`)
+		a.js(`document.documentElement.dataset.theme = 'shire'`)
+		a.waitJS(bg + ` === 'rgb(247, 241, 225)'`)
+		a.shot("terminal-shire")
+		a.js(`document.documentElement.dataset.theme = 'moria'`)
+		a.waitJS(bg + ` === 'rgb(24, 27, 31)'`)
+	})
+
+	run("a lost connection comes back with the scrollback, not doubled", func(t *testing.T) {
+		a.js(`window.__fake.scrollback = 'the scrollback again\r\n$ '`)
+		a.js(`window.__fake.sockets[0].drop()`)
+		a.waitJS(`window.__fake.sockets.length === 2 && ` + state + ` === 'open'`)
+		a.waitJS(buffer + `.includes('the scrollback again')`)
+		if a.bool(buffer + `.includes('earlier output')`) {
+			t.Errorf("the old screen was kept under the scrollback:\n%s", a.str(buffer))
+		}
+	})
+
+	run("a slow viewer dropped by the server comes back", func(t *testing.T) {
+		a.js(`window.__fake.sockets[1].say({ type: 'closed', reason: 'slow' }); window.__fake.sockets[1].close()`)
+		a.waitJS(`window.__fake.sockets.length === 3 && ` + state + ` === 'open'`)
+	})
+
+	run("a shell that ended stays closed until Reconnect", func(t *testing.T) {
+		a.js(`window.__fake.sockets[2].say({ type: 'closed', reason: 'exit' }); window.__fake.sockets[2].close()`)
+		a.waitJS(state + ` === 'closed'`)
+		if n := a.js(`window.__fake.sockets.length`); n != float64(3) {
+			t.Errorf("%v sockets after the shell ended; want no new one", n)
+		}
+		a.js(`window.__sess.reconnect()`)
+		a.waitJS(`window.__fake.sockets.length === 4 && ` + state + ` === 'open'`)
+	})
+
+	run("dispose detaches", func(t *testing.T) {
+		a.js(`window.__sess.dispose()`)
+		a.waitJS(`window.__fake.sockets[3].readyState === 3`)
+		if a.bool(`!!document.querySelector('#term-wrap .xterm')`) {
+			t.Error("the terminal is still in the box")
+		}
+	})
+	a.pe.check(t)
+}
+
+func jsNum(v any) string {
+	f, _ := v.(float64)
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
