@@ -50,6 +50,25 @@ func TestChatSidePanelSlot(t *testing.T) {
 		t.Errorf("the side panel is not as high as the chat: chat %+v, side %+v", g.Chat, g.Side)
 	}
 	a.shot("side")
+	// Closing the panel and opening it again keeps the chat's column: the
+	// transcript and the composer (and what is typed in it) are the same
+	// elements, not drawn anew.
+	a.await(`Promise.all([import(` + appModule("../vendor/htm-preact/standalone.module.js") + `), import(` + appModule("./chat/chat.js") + `)]).then(([p, c]) => {
+		const box = document.querySelector('#side-test');
+		window.__sideView = box.querySelector('.chat-view');
+		window.__sideInput = box.querySelector('#composer-input, .chat-composer');
+		p.render(p.h(c.ChatView, {}), box);
+		return 'closed';
+	})`)
+	a.waitJS(`!document.querySelector('#side-test .chat-side') && !!document.querySelector('#side-test > .chat-alone > .chat-view')`)
+	a.await(`Promise.all([import(` + appModule("../vendor/htm-preact/standalone.module.js") + `), import(` + appModule("./chat/chat.js") + `)]).then(([p, c]) => {
+		p.render(p.h(c.ChatView, {side: p.h('p', {id: 'side-probe'}, 'Side')}), document.querySelector('#side-test'));
+		return 'opened';
+	})`)
+	a.waitJS(`!!document.querySelector('#side-test .chat-with-side > aside.chat-side > #side-probe')`)
+	if !a.bool(`document.querySelector('#side-test .chat-view') === window.__sideView && document.querySelector('#side-test #composer-input, #side-test .chat-composer') === window.__sideInput`) {
+		t.Error("closing and opening the side panel drew the chat anew")
+	}
 	a.await(`import(` + appModule("../vendor/htm-preact/standalone.module.js") + `).then((p) => { p.render(null, document.querySelector('#side-test')); return 'gone'; })`)
 	a.pe.check(t)
 }
