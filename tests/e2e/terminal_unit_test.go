@@ -169,6 +169,18 @@ func TestTerminalInChromiumFakeSocket(t *testing.T) {
 		a.waitJS(`window.__fake.sockets.length === 4 && ` + state + ` === 'open'`)
 	})
 
+	run("a command and its output as a block no output can close", func(t *testing.T) {
+		got := a.await(`import(` + appModule("./terminal/panel.js") + `).then((m) => m.commandBlock({ command: 'cat notes.md', output: 'a\n` + "```" + `\nb\n\n', exit: 2 }))`)
+		want := "````console\n$ cat notes.md\na\n```\nb\n````\nExit status 2.\n"
+		if got != want {
+			t.Errorf("block:\n%s\nwant:\n%s", got, want)
+		}
+		got = a.await(`import(` + appModule("./terminal/panel.js") + `).then((m) => m.commandBlock({ command: 'true', output: '', exit: 0 }))`)
+		if want := "```console\n$ true\n```\n"; got != want {
+			t.Errorf("block:\n%s\nwant:\n%s", got, want)
+		}
+	})
+
 	run("dispose detaches", func(t *testing.T) {
 		a.js(`window.__sess.dispose()`)
 		a.waitJS(`window.__fake.sockets[3].readyState === 3`)

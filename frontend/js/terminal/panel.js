@@ -148,7 +148,8 @@ async function sendLast(chatId) {
  * was not 0.
  */
 export function commandBlock({ command, output, exit }) {
-  const body = `$ ${command}\n${(output || '').replace(/\s+$/, '')}`;
+  const out = (output || '').replace(/\s+$/, '');
+  const body = out ? `$ ${command}\n${out}` : `$ ${command}`;
   const longest = Math.max(0, ...(body.match(/`+/g) || []).map((s) => s.length));
   const fence = '`'.repeat(Math.max(3, longest + 1));
   let md = `${fence}console\n${body}\n${fence}\n`;
