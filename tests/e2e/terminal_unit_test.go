@@ -160,8 +160,8 @@ func TestTerminalInChromiumFakeSocket(t *testing.T) {
 	})
 
 	run("a shell that ended stays closed until Reconnect", func(t *testing.T) {
-		a.js(`window.__fake.sockets[2].say({ type: 'closed', reason: 'exit' }); window.__fake.sockets[2].close()`)
-		a.waitJS(state + ` === 'closed'`)
+		a.js(`window.__fake.sockets[2].say({ type: 'closed', reason: 'exited' }); window.__fake.sockets[2].close()`)
+		a.waitJS(state + ` === 'closed' && window.__states[window.__states.length - 1].message === 'The shell ended.'`)
 		if n := a.js(`window.__fake.sockets.length`); n != float64(3) {
 			t.Errorf("%v sockets after the shell ended; want no new one", n)
 		}

@@ -218,15 +218,15 @@ export async function attach(host, chatId, onState) {
   };
 }
 
+// reasonText says why the server closed this viewer (terminal.Reason*).
 function reasonText(reason) {
   switch (reason) {
-    case 'exit': return 'The shell ended.';
-    case 'idle': return 'The shell was ended after a long idle time.';
-    case 'deleted': return 'The chat was deleted.';
-    case 'profile': return 'The SSH connection was changed.';
-    case 'shutdown': return 'The server is shutting down.';
-    case '': return 'The terminal was closed.';
-    default: return reason.length < 200 && /^[A-Z]/.test(reason) ? reason : 'The terminal was closed.';
+    case 'exited': return 'The shell ended.';
+    case 'idle': return 'The shell was ended: nobody watched or typed for a long time.';
+    case 'chat': return 'The chat was deleted.';
+    case 'profile': return 'The chat\'s SSH connection was changed.';
+    case 'shutdown': return 'The server is stopping.';
+    default: return 'The terminal was closed.';
   }
 }
 
