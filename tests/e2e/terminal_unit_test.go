@@ -188,8 +188,42 @@ func TestTerminalInChromiumFakeSocket(t *testing.T) {
 			t.Error("the terminal is still in the box")
 		}
 	})
+	// The panel as the chat screen draws it in its side slot: its state
+	// in words, Reconnect once the shell ended, Close.
+	run("the panel says where it stands", func(t *testing.T) {
+		a.js(`window.__fake.scrollback = 'user@host:~$ '`)
+		a.await(`Promise.all([import(` + appModule("../vendor/htm-preact/standalone.module.js") + `), import(` + appModule("./chat/chat.js") + `), import(` + appModule("./terminal/panel.js") + `)]).then(([p, c, t]) => {
+			const box = document.createElement('div');
+			box.id = 'panel-test';
+			box.className = 'main-chat';
+			box.style.position = 'fixed';
+			box.style.inset = '0';
+			box.style.zIndex = '100';
+			box.style.background = 'var(--bg)';
+			document.body.append(box);
+			window.__closed = 0;
+			p.render(p.h(c.ChatView, {side: p.h(t.TerminalPanel, {chatId: 9, onClose: () => { window.__closed++; }})}), box);
+			return 'drawn';
+		})`)
+		const panelState = `document.querySelector('#panel-test .term-state').textContent.trim()`
+		a.waitJS(panelState + ` === 'Connected'`)
+		n := int(a.js(`window.__fake.sockets.length`).(float64))
+		a.waitJS(`(` + panelTerm + `).includes('user@host')`)
+		a.shot("panel")
+		a.js(`window.__fake.sockets[` + strconv.Itoa(n-1) + `].say({ type: 'closed', reason: 'exited' })`)
+		a.waitJS(panelState + ` === 'Disconnected — The shell ended.'`)
+		a.click("#panel-test .term-reconnect")
+		a.waitJS(panelState + ` === 'Connected' && window.__fake.sockets.length === ` + strconv.Itoa(n+1))
+		a.click(`#panel-test button[aria-label="Close the terminal"]`)
+		a.waitJS(`window.__closed === 1`)
+		a.await(`import(` + appModule("../vendor/htm-preact/standalone.module.js") + `).then((p) => { p.render(null, document.querySelector('#panel-test')); return 'gone'; })`)
+		a.waitJS(`window.__fake.sockets[` + strconv.Itoa(n) + `].readyState === 3`)
+	})
 	a.pe.check(t)
 }
+
+// panelTerm is the text of the panel's terminal in #panel-test.
+var panelTerm = `window.__term.bufferText(document.querySelector('#panel-test .term-host'))`
 
 func jsNum(v any) string {
 	f, _ := v.(float64)

@@ -39,7 +39,7 @@ export function ChatView({ chatId, narrow, side = null }) {
   return html`
     <div class=${panel ? 'chat-with-side' : 'chat-alone'}>
       ${view}
-      ${!!panel && html`<aside class=${'chat-side' + (!side && term.panel ? ' is-terminal' : '')}>${panel}</aside>`}
+      ${!!panel && html`<aside class="chat-side">${panel}</aside>`}
     </div>`;
 }
 

@@ -76,7 +76,12 @@ const STATES = {
   closed: 'Disconnected',
 };
 
-function TerminalPanel({ chatId, onClose }) {
+/**
+ * TerminalPanel is the panel itself: its bar (state, Reconnect, Send last
+ * command, Close) over the terminal on chatId's shell, attached while it
+ * is mounted.
+ */
+export function TerminalPanel({ chatId, onClose }) {
   const host = useRef(null);
   const session = useRef(null);
   const [st, setSt] = useState({ state: 'loading', marks: false, message: '' });
