@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // fakeSocket replaces the page's WebSocket with one that is the terminal
@@ -125,6 +127,18 @@ func TestTerminalInChromiumFakeSocket(t *testing.T) {
 		got := a.str(`JSON.stringify(window.__fake.sockets[0].sent.filter((m) => Array.isArray(m)).flat())`)
 		if got != "[104,195,169,108,108,111]" {
 			t.Errorf("bytes sent: %s", got)
+		}
+	})
+
+	// The shell's keys are the shell's: Ctrl+K (kill to the end of the
+	// line) goes to it, not to the app's "Search chats".
+	run("keys the app binds go to the shell while it has focus", func(t *testing.T) {
+		a.click("#term-wrap .term-host")
+		a.waitJS(`document.activeElement && document.activeElement.classList.contains('xterm-helper-textarea')`)
+		a.do(chromedp.KeyEvent("k", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+		a.waitJS(`window.__fake.sockets[0].sent.some((m) => Array.isArray(m) && m.length === 1 && m[0] === 11)`)
+		if a.bool(`document.activeElement && document.activeElement.id === 'chat-search'`) {
+			t.Error("Ctrl+K in the terminal moved to the chat search")
 		}
 	})
 

@@ -53,6 +53,7 @@ export function useTerminalSlot(c) {
   const chatId = c.chatId;
   const agent = !!(c.chat && c.chat.kind === 'agent' && chatId);
   const [open, setOpen] = useState(false);
+  const btn = useRef(null);
   useEffect(() => {
     setOpen(agent && remembered(chatId));
   }, [chatId, agent]);
@@ -61,11 +62,17 @@ export function useTerminalSlot(c) {
     setOpen(v);
     remember(chatId, v);
   };
+  // Closed from its own Close button, the focus goes back to the button
+  // that opens it, not to the page's start.
+  const close = () => {
+    toggle(false);
+    setTimeout(() => { if (btn.current) btn.current.focus(); }, 0);
+  };
   return {
     button: html`
-      <button type="button" class=${'btn btn-ghost btn-sm term-toggle' + (open ? ' is-on' : '')} aria-pressed=${open ? 'true' : 'false'}
+      <button type="button" ref=${btn} class=${'btn btn-ghost btn-sm term-toggle' + (open ? ' is-on' : '')} aria-pressed=${open ? 'true' : 'false'}
         aria-controls="terminal-panel" onClick=${() => toggle(!open)}>Terminal</button>`,
-    panel: open ? html`<${TerminalPanel} key=${chatId} chatId=${chatId} onClose=${() => toggle(false)} />` : null,
+    panel: open ? html`<${TerminalPanel} key=${chatId} chatId=${chatId} onClose=${close} />` : null,
   };
 }
 
