@@ -26,6 +26,9 @@ let installed = false;
 export function install() {
   if (installed) return;
   installed = true;
+  // An engine without constructed stylesheets keeps the CSP's refusals
+  // (WebKitGTK has them since 2.40, Chromium since 73).
+  if (!('adoptedStyleSheets' in Document.prototype)) return;
 
   class SheetElement extends HTMLElement {
     constructor() {
