@@ -54,11 +54,13 @@ export function useTerminalSlot(c) {
   const agent = !!(c.chat && c.chat.kind === 'agent' && chatId);
   const [open, setOpen] = useState(false);
   const btn = useRef(null);
+  const clicked = useRef(false); // opened by the button (not by a reload): focus the terminal
   useEffect(() => {
     setOpen(agent && remembered(chatId));
   }, [chatId, agent]);
   if (!agent) return { button: null, panel: null };
   const toggle = (v) => {
+    clicked.current = v;
     setOpen(v);
     remember(chatId, v);
   };
@@ -72,7 +74,7 @@ export function useTerminalSlot(c) {
     button: html`
       <button type="button" ref=${btn} class=${'btn btn-ghost btn-sm term-toggle' + (open ? ' is-on' : '')} aria-pressed=${open ? 'true' : 'false'}
         aria-controls="terminal-panel" onClick=${() => toggle(!open)}>Terminal</button>`,
-    panel: open ? html`<${TerminalPanel} key=${chatId} chatId=${chatId} onClose=${close} />` : null,
+    panel: open ? html`<${TerminalPanel} key=${chatId} chatId=${chatId} onClose=${close} focus=${clicked.current} />` : null,
   };
 }
 
@@ -86,9 +88,9 @@ const STATES = {
 /**
  * TerminalPanel is the panel itself: its bar (state, Reconnect, Send last
  * command, Close) over the terminal on chatId's shell, attached while it
- * is mounted.
+ * is mounted; focus: take the focus once attached.
  */
-export function TerminalPanel({ chatId, onClose }) {
+export function TerminalPanel({ chatId, onClose, focus = false }) {
   const host = useRef(null);
   const session = useRef(null);
   const [st, setSt] = useState({ state: 'loading', marks: false, message: '' });
@@ -99,7 +101,7 @@ export function TerminalPanel({ chatId, onClose }) {
       if (gone) sess.dispose();
       else {
         session.current = sess;
-        sess.focus();
+        if (focus) sess.focus();
       }
     }, (err) => {
       if (!gone) setSt({ state: 'closed', marks: false, message: err.message || 'The terminal could not be loaded.' });
