@@ -381,9 +381,18 @@ func (s *Service) connect(ctx context.Context, p store.SSHProfile) (*sshx.Client
 	defer cancel()
 	cl, err := sshx.Dial(dctx, target(p), a, p.Pinned())
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Unavailable, err, "%s", connectError(p, err))
+		return nil, dialError(p, err)
 	}
 	return cl, nil
+}
+
+// dialError is a failed connection as a person reads it: sshx's own
+// words (they say what to do) when it gave some, else what happened.
+func dialError(p store.SSHProfile, err error) error {
+	if apperr.KindOf(err) != apperr.Internal {
+		return err
+	}
+	return apperr.Wrap(apperr.Unavailable, err, "%s", connectError(p, err))
 }
 
 func target(p store.SSHProfile) sshx.Target {

@@ -212,6 +212,9 @@ func newCredential(auth store.SSHAuth, privateKey, password string, generate boo
 		key := strings.TrimSpace(strings.ReplaceAll(privateKey, "\r\n", "\n")) + "\n"
 		pub, err := sshx.PublicKey([]byte(key))
 		if err != nil {
+			if apperr.KindOf(err) != apperr.Internal {
+				return credential{}, err
+			}
 			return credential{}, apperr.Wrap(apperr.Invalid, err, "That private key cannot be used: %s", plainKeyError(err))
 		}
 		return credential{auth: auth, secret: key, public: pub}, nil
@@ -393,7 +396,7 @@ func (s *Service) ScanHostKey(ctx context.Context, user ids.UserID, id ids.Profi
 	defer cancel()
 	hk, err := sshx.CaptureHostKey(sctx, sshx.Target{Host: p.Host, Port: p.Port})
 	if err != nil {
-		return ScanResult{}, apperr.Wrap(apperr.Unavailable, err, "%s", connectError(p, err))
+		return ScanResult{}, dialError(p, err)
 	}
 	out := ScanResult{Key: hk.Key, Fingerprint: hk.Fingerprint, Status: "new"}
 	if pinned := p.Pinned(); pinned != "" {

@@ -296,7 +296,7 @@ func formatRun(res sshx.RunResult, dir string, timeout time.Duration, outputCap 
 		b.WriteString(out)
 	}
 	if res.Truncated {
-		fmt.Fprintf(&b, "\n[The output was cut at %d KB; the rest was not kept. Narrow it down (grep, head, tail) to see more.]", outputCap>>10)
+		fmt.Fprintf(&b, "\n[The output was cut at %d KB; %d more bytes were not kept. Narrow it down (grep, head, tail) to see more.]", outputCap>>10, res.Omitted)
 	}
 	return b.String()
 }
