@@ -311,16 +311,22 @@ func (s *Service) UpdateProfile(ctx context.Context, user ids.UserID, id ids.Pro
 			return Profile{}, err
 		}
 	}
-	auth := p.Auth
-	if in.Auth != nil {
-		auth = *in.Auth
-	}
 	var key, password string
 	if in.PrivateKey != nil {
 		key = *in.PrivateKey
 	}
 	if in.Password != nil {
 		password = *in.Password
+	}
+	// A credential sent without auth says how the profile signs in now.
+	auth := p.Auth
+	switch {
+	case in.Auth != nil:
+		auth = *in.Auth
+	case key != "" || in.NewKey:
+		auth = store.AuthKey
+	case password != "":
+		auth = store.AuthPassword
 	}
 	// A new credential when asked for, or when the way of signing in
 	// changes (a password profile turned to a key one gets a new key

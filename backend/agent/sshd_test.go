@@ -249,6 +249,13 @@ func TestImportedKeyAndPasswordProfiles(t *testing.T) {
 	if r, _ := s.Test(ctx, user, pw.ID); r.OK || !strings.Contains(r.Message, "refused") {
 		t.Fatalf("a wrong password: %+v", r)
 	}
+	// A key sent to a password profile turns it into a key profile.
+	if pw, err = s.UpdateProfile(ctx, user, pw.ID, ProfilePatch{PrivateKey: ptr(string(priv))}); err != nil || pw.Auth != store.AuthKey || !sameKey(pw.PublicKey, pub) {
+		t.Fatalf("a key for a password profile: %+v %v", pw, err)
+	}
+	if r, _ := s.Test(ctx, user, pw.ID); !r.OK {
+		t.Fatalf("the password profile turned key: %+v", r)
+	}
 }
 
 func TestProfileValidation(t *testing.T) {
