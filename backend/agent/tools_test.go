@@ -151,8 +151,15 @@ func TestOfferedOnlyInTheCallersAgentChats(t *testing.T) {
 	if n := offered(auth.Caller{User: other, Perms: auth.NewSet(true)}, agentChat); n != 0 {
 		t.Errorf("an administrator is offered tools on another person's profile: %d", n)
 	}
-	if _, err := s.Reply(ctx, holder, agentChat); err != nil {
-		t.Fatal(err)
+	rep, err := s.Reply(ctx, holder, agentChat)
+	if err != nil || rep.Harness.Host != "me@box.lan:22" || rep.Harness.Rewound != "" || rep.Harness.Listing != "" || rep.MaxRounds != DefaultMaxRounds {
+		t.Fatalf("reply: %+v %v", rep, err)
+	}
+	rewound := agentChat
+	at := int64(1796188478696)
+	rewound.Agent.RewoundAt = &at
+	if rep, _ = s.Reply(ctx, holder, rewound); rep.Harness.Rewound != "2 December 2026 at 05:14 UTC" {
+		t.Errorf("rewound: %q", rep.Harness.Rewound)
 	}
 	if _, err := s.Reply(ctx, auth.Caller{User: other, Perms: auth.NewSet(true)}, agentChat); apperr.KindOf(err) != apperr.Invalid {
 		t.Errorf("Reply on another person's profile: %v", err)
