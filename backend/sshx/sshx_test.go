@@ -236,6 +236,20 @@ func TestRunInDirectoryWithQuotes(t *testing.T) {
 	}
 }
 
+// Commands run in a login shell, so they see the PATH the person's own
+// terminal has.
+func TestRunInLoginShell(t *testing.T) {
+	srv, target, auth := keyServer(t)
+	if srv.User != sshtest.UserName {
+		t.Skip("the login shell of the current user may not be bash")
+	}
+	c := dial(t, target, auth, srv.HostKey())
+	r := run(t, c, "shopt -q login_shell && echo login", sshx.RunOptions{Dir: "/tmp"})
+	if string(r.Output) != "login\n" {
+		t.Fatalf("got %q exit %d", r.Output, r.Exit)
+	}
+}
+
 func TestRunIsFreshEachTime(t *testing.T) {
 	srv, target, auth := keyServer(t)
 	c := dial(t, target, auth, srv.HostKey())
