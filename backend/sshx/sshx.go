@@ -277,8 +277,15 @@ func handshake(ctx context.Context, t Target, cfg *ssh.ClientConfig) (*ssh.Clien
 		}
 		return nil, apperr.Wrap(apperr.Unavailable, err, "The SSH handshake with %s failed; is an SSH server listening on that port?", addr)
 	}
+	client := ssh.NewClient(c, chans, reqs)
+	if !stopped {
+		// ctx ended just as the handshake finished: its deadline may
+		// land on the connection at any moment now.
+		client.Close()
+		return nil, ctx.Err()
+	}
 	conn.SetDeadline(time.Time{})
-	return ssh.NewClient(c, chans, reqs), nil
+	return client, nil
 }
 
 // Close closes the connection (and every session on it).
