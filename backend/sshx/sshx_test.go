@@ -464,3 +464,37 @@ func TestQuoteRoundTripsThroughTheShell(t *testing.T) {
 		}
 	}
 }
+
+// A server that accepts and never speaks: cancelling ctx ends the
+// handshake with ctx's error.
+func TestDialHonoursContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := sshx.Dial(ctx, sshx.Target{Host: "127.0.0.1", Port: port, User: "u"}, sshx.Auth{Password: "x"}, "")
+		errc <- err
+	}()
+	c := <-accepted
+	defer c.Close()
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial = %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Dial did not return")
+	}
+}
