@@ -31,6 +31,7 @@ type Facades struct {
 	CustomTools *CustomTools
 	MCP         *MCP
 	Library     *Library
+	Terminal    *Terminal
 	Diag        *Diag
 }
 
@@ -51,6 +52,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"CustomTools", f.CustomTools},
 		{"MCP", f.MCP},
 		{"Library", f.Library},
+		{"Terminal", f.Terminal},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

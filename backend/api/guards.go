@@ -207,6 +207,13 @@ var Table = map[string]Guards{
 		"DeleteSkill": libraryUse,
 		"Shares":      libraryUse, "SetShares": Perm(auth.LibraryShare), "People": libraryUse,
 	},
+	// The terminal panel: in the desktop window through calls and events
+	// (a browser uses the WebSocket route, GET /api/terminal/{chatID});
+	// LastCommand in both.
+	"Terminal": {
+		"Open": terminalWindow, "Input": terminalWindow, "Resize": terminalWindow, "Close": terminalWindow,
+		"LastCommand": Perm(auth.AgentUse),
+	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,
@@ -218,6 +225,8 @@ var (
 	desktopWindow = DesktopOwner("only the desktop window can change itself").Note("desktop app only")
 	selfTest      = SignedIn.Note("registered only under LEMBAS_SELFTEST")
 	libraryUse    = Perm(auth.LibraryUse)
+	// terminalWindow: a browser has the WebSocket route instead.
+	terminalWindow = DesktopOwner("only the desktop window opens a terminal through calls; a browser uses its WebSocket")
 )
 
 // GuardOf returns the guard of "Facade.Method" in Table.

@@ -267,9 +267,13 @@ func (s *Service) session(ctx context.Context, user ids.UserID, chat ids.ChatID,
 	return ss, nil
 }
 
-// Input types data into chat's shell through viewer v.
-func (s *Service) Input(v *Viewer, data []byte) error {
-	return v.ss.input(data)
+// Check says whether user may open chat's terminal (Options.Check): the
+// WebSocket route asks before it upgrades.
+func (s *Service) Check(ctx context.Context, user ids.UserID, chat ids.ChatID) error {
+	if s.opt.Check == nil {
+		return nil
+	}
+	return s.opt.Check(ctx, user, chat)
 }
 
 // LastCommand is what the marks say of the last command in user's chat.
