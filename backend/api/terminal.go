@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
@@ -94,6 +95,10 @@ func (t *Terminal) Open(ctx context.Context, chat ids.ChatID, cols, rows int) (T
 	return TerminalOpened{Viewer: dv.id}, nil
 }
 
+// deskEvery is the least time between two of the window's terminal
+// events (each up to 64 KiB): 4 MB/s at most.
+const deskEvery = 16 * time.Millisecond
+
 // pump publishes what the viewer receives. The bus never waits: a window
 // that falls behind loses the topic's backlog and gets a resync for
 // "terminal", on which it opens again (and gets the scrollback).
@@ -105,11 +110,24 @@ func (t *Terminal) pump(ctx context.Context, user int64, dv *deskViewer) {
 		}
 		t.mu.Unlock()
 	}()
+	var last time.Time
 	for {
+		// Paced: the window's web view takes each event as a script call,
+		// and a shell printing faster than this fills the viewer's queue,
+		// which drops it (closed, slow) like a slow browser tab, rather
+		// than the bus holding a backlog of output for the window.
+		if wait := deskEvery - time.Since(last); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+		}
 		m, err := dv.v.Next(ctx)
 		if err != nil {
 			return
 		}
+		last = time.Now()
 		ev := TerminalEvent{Viewer: dv.id, Data: m.Data, Type: m.Type, Reason: m.Reason}
 		if m.Type == "ready" {
 			marks := m.Marks
