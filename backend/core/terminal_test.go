@@ -17,6 +17,8 @@ import (
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/sshx"
+	"github.com/llembas/lembas/backend/sshx/sshtest"
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/backend/terminal"
 	"github.com/llembas/lembas/frontend"
@@ -59,10 +61,14 @@ type termWorld struct {
 	bCk     *http.Cookie
 }
 
-func newTermWorld(t *testing.T, readTimeout time.Duration) *termWorld {
+func newTermWorld(t *testing.T, readTimeout time.Duration, dialer ...terminal.Dialer) *termWorld {
 	t.Helper()
+	var d terminal.Dialer = echoDialer{}
+	if len(dialer) > 0 {
+		d = dialer[0]
+	}
 	c, err := Open(context.Background(), testConfig(t, false), Options{Mode: Serve, Version: "test", Files: frontend.FS(),
-		Log: slog.New(slog.DiscardHandler), TerminalDialer: &echoDialer{}, WriteTimeout: readTimeout,
+		Log: slog.New(slog.DiscardHandler), TerminalDialer: d, WriteTimeout: readTimeout,
 		Password: auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}})
 	if err != nil {
 		t.Fatal(err)
@@ -344,5 +350,62 @@ func TestTerminalFacadeOnTheDesktop(t *testing.T) {
 	b, _ := json.Marshal([]any{w.chat, 80, 24})
 	if r := w.c.Dispatcher.Call(ctx, browser, "Terminal.Open", b); r.Error == nil || r.Error.Kind != "forbidden" {
 		t.Fatalf("Terminal.Open from a browser: %+v", r)
+	}
+}
+
+// sshDialer dials a real sshd with a key it authorizes, its host key pinned.
+func sshDialer(t *testing.T, srv *sshtest.Server) terminal.Dialer {
+	key, authorized, err := sshx.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.AuthorizeKey(authorized)
+	pinned := srv.HostKey()
+	return terminal.DialFunc(func(ctx context.Context, user ids.UserID, chat ids.ChatID) (terminal.Conn, ids.ProfileID, error) {
+		c, err := sshx.Dial(ctx, sshx.Target{Host: srv.Host, Port: srv.Port, User: srv.User}, sshx.Auth{PrivateKey: key}, pinned)
+		if err != nil {
+			return nil, 0, err
+		}
+		return terminal.SSH(c), 1, nil
+	})
+}
+
+// The whole way: a browser's WebSocket through the real handler to a shell
+// on a real OpenSSH server, typing and reading back.
+func TestTerminalSocketOnARealShell(t *testing.T) {
+	srv := sshtest.Start(t)
+	w := newTermWorld(t, 0, sshDialer(t, srv))
+	conn, _, err := w.dial(t, w.chat, w.srv.URL, w.ownerCk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	if ready, _ := readText(t, conn, "ready"); ready["marks"] != true {
+		t.Errorf("ready %v: want marks (bash)", ready)
+	}
+	readBytes(t, conn, "\x1b]133;B\x07")
+	if err := conn.Write(context.Background(), websocket.MessageBinary, []byte("echo h\"\"i\r")); err != nil {
+		t.Fatal(err)
+	}
+	readBytes(t, conn, "\ahi\r\n") // after the C mark: the echo of h""i is not it
+	// LastCommand, as the page asks for it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := w.c.Dispatcher.Call(context.Background(), w.c.OwnerCaller(), "Terminal.LastCommand", fmt.Appendf(nil, "[%d]", w.chat))
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		var lc terminal.LastCommand
+		json.Unmarshal(r.Result, &lc)
+		if lc.Command != "" {
+			if want := (terminal.LastCommand{Command: `echo h""i`, Output: "hi", Exit: 0, Marks: true}); lc != want {
+				t.Fatalf("last command %+v, want %+v", lc, want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no last command")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
