@@ -61,7 +61,7 @@ type termWorld struct {
 	bCk     *http.Cookie
 }
 
-func newTermWorld(t *testing.T, readTimeout time.Duration, dialer ...terminal.Dialer) *termWorld {
+func newTermWorld(t testing.TB, readTimeout time.Duration, dialer ...terminal.Dialer) *termWorld {
 	t.Helper()
 	var d terminal.Dialer = echoDialer{}
 	if len(dialer) > 0 {
@@ -107,7 +107,7 @@ func newTermWorld(t *testing.T, readTimeout time.Duration, dialer ...terminal.Di
 }
 
 // mkAgentChat makes an agent chat of user's on a profile of theirs.
-func mkAgentChat(t *testing.T, c *Core, user ids.UserID) ids.ChatID {
+func mkAgentChat(t testing.TB, c *Core, user ids.UserID) ids.ChatID {
 	t.Helper()
 	ctx := context.Background()
 	res, err := c.DB.Write().ExecContext(ctx, `INSERT INTO ssh_profiles (user_id, name, host, port, username, auth, secret_enc, public_key, created_at, updated_at)
@@ -354,7 +354,7 @@ func TestTerminalFacadeOnTheDesktop(t *testing.T) {
 }
 
 // sshDialer dials a real sshd with a key it authorizes, its host key pinned.
-func sshDialer(t *testing.T, srv *sshtest.Server) terminal.Dialer {
+func sshDialer(t testing.TB, srv *sshtest.Server) terminal.Dialer {
 	key, authorized, err := sshx.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
