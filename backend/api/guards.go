@@ -207,12 +207,19 @@ var Table = map[string]Guards{
 		"DeleteSkill": libraryUse,
 		"Shares":      libraryUse, "SetShares": Perm(auth.LibraryShare), "People": libraryUse,
 	},
+	// Agent chats' SSH connections: each person's own (another's is not
+	// found, for administrators too), checked in the service.
+	"Agent": {
+		"Profiles": agentUse, "CreateProfile": agentUse, "UpdateProfile": agentUse, "DeleteProfile": agentUse,
+		"ScanHostKey": agentUse, "AcceptHostKey": agentUse, "ForgetHostKey": agentUse, "Test": agentUse, "Browse": agentUse,
+		"Settings": agentUse, "SetSettings": AdminOnly,
+	},
 	// The terminal panel: in the desktop window through calls and events
 	// (a browser uses the WebSocket route, GET /api/terminal/{chatID});
 	// LastCommand in both.
 	"Terminal": {
 		"Open": terminalWindow, "Input": terminalWindow, "Resize": terminalWindow, "Close": terminalWindow,
-		"LastCommand": Perm(auth.AgentUse),
+		"LastCommand": agentUse,
 	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
@@ -225,6 +232,7 @@ var (
 	desktopWindow = DesktopOwner("only the desktop window can change itself").Note("desktop app only")
 	selfTest      = SignedIn.Note("registered only under LEMBAS_SELFTEST")
 	libraryUse    = Perm(auth.LibraryUse)
+	agentUse      = Perm(auth.AgentUse)
 	// terminalWindow: a browser has the WebSocket route instead.
 	terminalWindow = DesktopOwner("only the desktop window opens a terminal through calls; a browser uses its WebSocket")
 )

@@ -23,19 +23,36 @@ func (c *Core) newTerminal() *terminal.Service {
 	return terminal.New(d, terminal.Options{Log: c.Log, Check: c.checkAgentChat})
 }
 
-// checkAgentChat says whether chat is user's agent chat, not trashed:
-// NotFound otherwise, whoever's it is.
+// checkAgentChat says whether chat is user's agent chat, not trashed
+// (NotFound otherwise, whoever's it is), while agent chats are on
+// (Forbidden): the reaper ends the shells it refuses.
 func (c *Core) checkAgentChat(ctx context.Context, user ids.UserID, id ids.ChatID) error {
 	ch, err := c.DB.ChatByID(ctx, user, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (ch.DeletedAt != nil || ch.Kind != store.ChatAgent) {
 		return apperr.New(apperr.NotFound, "no such agent chat")
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	st, err := c.Agent.Settings(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.Enabled {
+		return apperr.New(apperr.Forbidden, "Agent chats are turned off on this server.")
+	}
+	return nil
 }
 
-// dialTerminal connects to the host of user's agent chat.
+// dialTerminal connects to the host of user's agent chat through its SSH
+// profile (agent.Service.Dial: agent chats on, the profile there, its host
+// key accepted).
 func (c *Core) dialTerminal(ctx context.Context, user ids.UserID, id ids.ChatID) (terminal.Conn, ids.ProfileID, error) {
-	return nil, 0, apperr.New(apperr.Unavailable, "Terminals are not available yet.")
+	cl, ch, err := c.Agent.Dial(ctx, user, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return terminal.SSH(cl), *ch.Agent.Profile, nil
 }
 
 // chatBus is the bus as the chat service publishes on it: a chat moved to

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/llembas/lembas/backend/agent"
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
@@ -407,5 +408,70 @@ func TestTerminalSocketOnARealShell(t *testing.T) {
 			t.Fatal("no last command")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The real wiring: the chat's SSH profile dials the shell (agent.Dial);
+// forgetting the profile's host key ends the shell (OnProfileChanged →
+// EndProfile), and opening again says why it cannot, as an error frame.
+func TestTerminalOnTheChatsProfile(t *testing.T) {
+	srv := sshtest.Start(t)
+	c, err := Open(context.Background(), testConfig(t, false), Options{Mode: Serve, Version: "test", Files: frontend.FS(),
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	h, err := c.Handler(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &termWorld{c: c, srv: httptest.NewServer(h), ownerCk: ownerCookie(t, c)}
+	t.Cleanup(w.srv.Close)
+	ctx := context.Background()
+	owner := ids.UserID(c.Owner.ID)
+	p, err := c.Agent.CreateProfile(ctx, owner, agent.ProfileInput{Name: "box", Host: srv.Host, Port: srv.Port, Username: srv.User, Auth: store.AuthKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.AuthorizeKey(p.PublicKey)
+	sc, err := c.Agent.ScanHostKey(ctx, owner, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Agent.AcceptHostKey(ctx, owner, p.ID, sc.Fingerprint); err != nil {
+		t.Fatal(err)
+	}
+	ch, _, err := c.DB.CreateChat(ctx, owner, store.NewChat{Title: "agent", Kind: store.ChatAgent,
+		Agent: store.AgentChat{Profile: &p.ID, Dir: "/tmp", Mode: store.ModeManual}},
+		store.Message{Role: store.RoleUser, Content: "hi", Status: store.StatusFinal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, _, err := w.dial(t, ch.ID, w.srv.URL, w.ownerCk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	if ready, _ := readText(t, conn, "ready"); ready["marks"] != true {
+		t.Fatalf("ready %v", ready)
+	}
+	readBytes(t, conn, "\x1b]133;B\x07")
+	conn.Write(ctx, websocket.MessageBinary, []byte("echo on-the-box\r"))
+	readBytes(t, conn, "\x07on-the-box\r\n")
+
+	if _, err := c.Agent.ForgetHostKey(ctx, owner, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := readText(t, conn, "closed"); m["reason"] != terminal.ReasonProfile {
+		t.Fatalf("closed %v, want reason profile", m)
+	}
+	again, _, err := w.dial(t, ch.ID, w.srv.URL, w.ownerCk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.CloseNow()
+	if m, _ := readText(t, again, "error"); !strings.Contains(fmt.Sprint(m["message"]), "host key") {
+		t.Fatalf("error %v, want the host key's message", m)
 	}
 }

@@ -62,9 +62,9 @@ func (f DialFunc) Dial(ctx context.Context, user ids.UserID, chat ids.ChatID) (C
 // Options tune a Service; zero values are the defaults.
 type Options struct {
 	Log *slog.Logger
-	// Check says whether chat is user's agent chat, still there (not
-	// trashed): every attach asks, and the reaper ends the shells of chats
-	// that are gone. nil: every chat passes once its shell is running.
+	// Check says whether user may open chat's shell (user's agent chat,
+	// still there, agent chats on): every attach asks, and the reaper ends
+	// the shells it refuses (NotFound, Forbidden). nil: every chat passes.
 	Check func(ctx context.Context, user ids.UserID, chat ids.ChatID) error
 	// Idle ends a shell with no viewer and no input for this long (15 min).
 	Idle time.Duration
@@ -186,7 +186,7 @@ func (s *Service) Reap(ctx context.Context) int {
 			continue
 		}
 		if s.opt.Check != nil {
-			if err := s.opt.Check(ctx, ss.user, ss.chat); apperr.KindOf(err) == apperr.NotFound {
+			if k := apperr.KindOf(s.opt.Check(ctx, ss.user, ss.chat)); k == apperr.NotFound || k == apperr.Forbidden {
 				s.end(ss, ReasonChat)
 				n++
 			}

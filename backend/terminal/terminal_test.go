@@ -386,3 +386,33 @@ func TestShellExitClosesViewers(t *testing.T) {
 		t.Error("a shell that exited is still listed")
 	}
 }
+
+// The reaper also ends the shells of chats its Check no longer passes:
+// gone (not found) or agent chats turned off (forbidden); a passing error
+// (a database hiccup) leaves them.
+func TestReaperEndsShellsWhoseChatIsGone(t *testing.T) {
+	var mu sync.Mutex
+	var verdict error
+	check := func(context.Context, ids.UserID, ids.ChatID) error { mu.Lock(); defer mu.Unlock(); return verdict }
+	set := func(err error) { mu.Lock(); verdict = err; mu.Unlock() }
+	s, h := newTest(t, Options{Check: check})
+	v := attach(t, s, 1, 80, 24)
+	set(errors.New("database is locked"))
+	if s.Reap(ctx(t)) != 0 {
+		t.Fatal("ended on a passing error")
+	}
+	set(apperr.New(apperr.Forbidden, "Agent chats are turned off on this server."))
+	if s.Reap(ctx(t)) != 1 {
+		t.Fatal("not ended once agent chats were turned off")
+	}
+	if m, _ := nextControl(t, v); m.Reason != ReasonChat {
+		t.Fatalf("got %+v", m)
+	}
+	waitClosed(t, h.pty(t, 0))
+	set(nil)
+	attach(t, s, 1, 80, 24)
+	set(apperr.New(apperr.NotFound, "no such chat"))
+	if s.Reap(ctx(t)) != 1 || s.Running(3) {
+		t.Fatal("not ended once the chat was gone")
+	}
+}
