@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Shell integration: the command a shell is started with sets up OSC 133
@@ -275,35 +276,64 @@ func (m *parser) mark() bool {
 // marks reports whether the shell sets marks.
 func (m *parser) marks() bool { return m.shell == "bash" || m.shell == "zsh" }
 
-// cleanOutput makes a command's output text: escape sequences and
-// carriage returns removed, invalid UTF-8 replaced, trailing blank lines
-// dropped.
+// cleanOutput makes a command's output text as a terminal would show it:
+// escape sequences removed, a carriage return going back to the line's
+// start (what follows overwrites: a progress bar's last state, zsh's
+// PROMPT_SP), a backspace one place back, trailing blanks dropped.
 func cleanOutput(p []byte, cut bool) string {
-	out := make([]byte, 0, len(p))
-	for i := 0; i < len(p); i++ {
-		c := p[i]
+	var out strings.Builder
+	var line []rune
+	col := 0
+	flush := func() {
+		out.WriteString(strings.TrimRight(string(line), " \t"))
+		line, col = line[:0], 0
+	}
+	text := []byte(strings.ToValidUTF8(string(p), "\uFFFD"))
+	for i := 0; i < len(text); {
+		c := text[i]
 		switch {
-		case c == 0x1b && i+1 < len(p) && p[i+1] == '[': // CSI: to its final byte
+		case c == 0x1b && i+1 < len(text) && text[i+1] == '[': // CSI: to its final byte
 			i += 2
-			for i < len(p) && (p[i] < 0x40 || p[i] > 0x7e) {
+			for i < len(text) && (text[i] < 0x40 || text[i] > 0x7e) {
 				i++
 			}
-		case c == 0x1b && i+1 < len(p) && p[i+1] == ']': // OSC: to BEL or ST
+			i++
+		case c == 0x1b && i+1 < len(text) && text[i+1] == ']': // OSC: to BEL or ST
 			i += 2
-			for i < len(p) && p[i] != 0x07 && !(p[i] == 0x1b && i+1 < len(p) && p[i+1] == '\\') {
+			for i < len(text) && text[i] != 0x07 && !(text[i] == 0x1b && i+1 < len(text) && text[i+1] == '\\') {
 				i++
 			}
-			if i < len(p) && p[i] == 0x1b {
+			if i < len(text) && text[i] == 0x1b {
 				i++
 			}
+			i++
 		case c == 0x1b:
-			i++ // a two-byte escape
+			i += 2 // a two-byte escape
 		case c == '\r':
+			col = 0
+			i++
+		case c == '\b':
+			col = max(col-1, 0)
+			i++
+		case c == '\n':
+			flush()
+			out.WriteByte('\n')
+			i++
+		case c < 0x20 && c != '\t':
+			i++ // other controls (BEL, SI, SO) show nothing
 		default:
-			out = append(out, c)
+			r, n := utf8.DecodeRune(text[i:])
+			i += n
+			if col < len(line) {
+				line[col] = r
+			} else {
+				line = append(line, r)
+			}
+			col++
 		}
 	}
-	s := strings.TrimRight(strings.ToValidUTF8(string(out), "\uFFFD"), " \n\t")
+	flush()
+	s := strings.TrimRight(out.String(), " \n\t")
 	if cut {
 		s = "…\n" + s
 	}
