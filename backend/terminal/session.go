@@ -13,7 +13,7 @@ type session struct {
 	svc     *Service
 	user    ids.UserID
 	chat    ids.ChatID
-	profile ids.ProfileID
+	profile ids.ProfileID // under mu; 0 until started
 
 	started  chan struct{} // closed once start has finished, well or not
 	startErr error
@@ -56,7 +56,9 @@ func (ss *session) start(ctx context.Context) error {
 		ss.startErr = err
 		return err
 	}
+	ss.mu.Lock()
 	ss.conn, ss.pty, ss.profile = conn, pty, profile
+	ss.mu.Unlock()
 	ss.svc.log.Info("terminal started", "user", ss.user, "chat", ss.chat, "profile", profile)
 	go ss.pump()
 	go func() {
@@ -241,4 +243,13 @@ func (ss *session) close(reason string) {
 			ss.conn.Close()
 		}
 	}()
+}
+
+// on reports whether the session is on profile, or may be: one still
+// connecting does not know its profile yet, and might be using the
+// profile's old settings.
+func (ss *session) on(profile ids.ProfileID) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.profile == profile || ss.profile == 0
 }

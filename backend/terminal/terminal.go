@@ -306,12 +306,14 @@ func (s *Service) EndChat(chat ids.ChatID) {
 	}
 }
 
-// EndProfile ends the shells of every chat on profile (changed or deleted).
+// EndProfile ends the shells of every chat on profile (changed or
+// deleted), and those still connecting (they may be using the profile as
+// it was; an attach waiting on one starts another).
 func (s *Service) EndProfile(profile ids.ProfileID) {
 	s.mu.Lock()
 	var list []*session
 	for _, ss := range s.sessions {
-		if ss.profile == profile {
+		if ss.on(profile) {
 			list = append(list, ss)
 		}
 	}

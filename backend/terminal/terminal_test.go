@@ -67,6 +67,8 @@ type fakeHost struct {
 	ptys    []*fakePTY
 	owner   ids.UserID
 	profile ids.ProfileID
+	gate    chan struct{} // when set, each Dial waits for a value
+	dialing chan struct{} // when set, told when a Dial begins
 }
 
 var _ Dialer = (*fakeHost)(nil)
@@ -78,6 +80,12 @@ func (h *fakeHost) Dial(ctx context.Context, user ids.UserID, chat ids.ChatID) (
 	h.mu.Lock()
 	h.dials++
 	h.mu.Unlock()
+	if h.dialing != nil {
+		h.dialing <- struct{}{}
+	}
+	if h.gate != nil {
+		<-h.gate
+	}
 	return fakeConn{h}, h.profile, nil
 }
 
@@ -414,5 +422,39 @@ func TestReaperEndsShellsWhoseChatIsGone(t *testing.T) {
 	set(apperr.New(apperr.NotFound, "no such chat"))
 	if s.Reap(ctx(t)) != 1 || s.Running(3) {
 		t.Fatal("not ended once the chat was gone")
+	}
+}
+
+// A profile changed while a shell was connecting ends that shell too (it
+// may be using the profile as it was); the attach waiting on it gets a
+// new one.
+func TestEndProfileWhileConnecting(t *testing.T) {
+	s, h := newTest(t, Options{})
+	h.gate, h.dialing = make(chan struct{}, 2), make(chan struct{}, 2)
+	got := make(chan error, 1)
+	go func() {
+		v, err := s.Attach(context.Background(), 1, 3, 80, 24)
+		if err == nil {
+			var m Msg
+			m, err = v.Next(context.Background())
+			if err == nil && m.Type != "ready" {
+				err = fmt.Errorf("first message %+v", m)
+			}
+		}
+		got <- err
+	}()
+	<-h.dialing
+	s.EndProfile(7)
+	h.gate <- struct{}{} // the first connection, ended meanwhile
+	h.gate <- struct{}{} // the second
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if h.dials != 2 {
+		t.Fatalf("dials %d, want a new connection after the change", h.dials)
+	}
+	waitClosed(t, h.pty(t, 0))
+	if h.pty(t, 1).isClosed() {
+		t.Fatal("the new shell was closed")
 	}
 }
