@@ -27,6 +27,7 @@ import (
 // all through the real handler's WebSockets to a real sshd on loopback.
 func BenchmarkTerminalFlood(b *testing.B) {
 	srv := sshtest.Start(b)
+	ptyOrSkip(b, srv)
 	for b.Loop() {
 		floodOnce(b, srv)
 	}
