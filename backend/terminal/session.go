@@ -34,6 +34,7 @@ type session struct {
 	cols, rows int // the PTY's size
 	lastActive time.Time
 	ended      bool
+	reason     string // why it ended
 }
 
 func newSession(s *Service, user ids.UserID, chat ids.ChatID, cols, rows int) *session {
@@ -114,21 +115,31 @@ func (ss *session) pump() {
 }
 
 // attach adds a viewer of cols × rows, its queue holding "ready" and the
-// scrollback; nil once the session has ended.
+// scrollback. Once the session has ended it returns nil, but for a shell
+// that exited by itself: the viewer gets what it printed (why it ended,
+// when it ended at once) and then "closed".
 func (ss *session) attach(cols, rows int) *Viewer {
 	ss.mu.Lock()
-	if ss.ended {
+	if ss.ended && ss.reason != ReasonExited {
 		ss.mu.Unlock()
 		return nil
 	}
 	v := newViewer(ss, cols, rows)
-	ss.viewers[v] = struct{}{}
-	want := ss.sizeLocked()
+	want := size{cols, rows}
+	if !ss.ended {
+		ss.viewers[v] = struct{}{}
+		want = ss.sizeLocked()
+	}
 	v.push(Msg{Type: "ready", Marks: ss.marks.marks(), Cols: want.cols, Rows: want.rows})
 	if back := ss.ring.snapshot(); len(back) > 0 {
 		v.push(Msg{Data: back})
 	}
+	ended := ss.ended
 	ss.mu.Unlock()
+	if ended {
+		v.closeWith(ReasonExited)
+		return v
+	}
 	ss.fit()
 	return v
 }
@@ -224,7 +235,7 @@ func (ss *session) close(reason string) {
 		ss.mu.Unlock()
 		return
 	}
-	ss.ended = true
+	ss.ended, ss.reason = true, reason
 	viewers := ss.viewers
 	ss.viewers = map[*Viewer]struct{}{}
 	ss.mu.Unlock()

@@ -206,7 +206,7 @@ func (s *Service) Attach(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 			return nil, err
 		}
 	}
-	for {
+	for range 3 {
 		ss, err := s.session(ctx, user, chat, cols, rows)
 		if err != nil {
 			return nil, err
@@ -219,8 +219,10 @@ func (s *Service) Attach(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 		if v := ss.attach(cols, rows); v != nil {
 			return v, nil
 		}
-		// It ended between starting and attaching: start another.
+		// It was ended (its profile changed, say) between starting and
+		// attaching: start another.
 	}
+	return nil, apperr.New(apperr.Unavailable, "The terminal was ended as it started; try again.")
 }
 
 // session returns chat's running shell, starting one if there is none.

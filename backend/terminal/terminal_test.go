@@ -67,6 +67,7 @@ type fakeHost struct {
 	ptys    []*fakePTY
 	owner   ids.UserID
 	profile ids.ProfileID
+	broken  string        // when set, a shell prints it (no announcement) and ends
 	gate    chan struct{} // when set, each Dial waits for a value
 	dialing chan struct{} // when set, told when a Dial begins
 }
@@ -97,6 +98,10 @@ func (c fakeConn) Shell(ctx context.Context, command string, cols, rows int) (PT
 	c.h.mu.Lock()
 	c.h.ptys = append(c.h.ptys, p)
 	c.h.mu.Unlock()
+	if c.h.broken != "" {
+		go func() { pw.Write([]byte(c.h.broken)); pw.Close() }()
+		return p, nil
+	}
 	// An announcement, as the real command prints first.
 	go pw.Write([]byte("\x1b]133;L;bash\x07"))
 	return p, nil
@@ -456,5 +461,51 @@ func TestEndProfileWhileConnecting(t *testing.T) {
 	waitClosed(t, h.pty(t, 0))
 	if h.pty(t, 1).isClosed() {
 		t.Fatal("the new shell was closed")
+	}
+}
+
+// A shell that ends as it starts (a broken login shell) is not started
+// again and again: the attach gets what it printed, then closed.
+func TestShellEndingAtOnceIsShownNotRetried(t *testing.T) {
+	s, h := newTest(t, Options{})
+	h.broken = "/bin/sh: not found\n"
+	got := make(chan *Viewer, 1)
+	go func() {
+		v, err := s.Attach(context.Background(), 1, 3, 80, 24)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	var v *Viewer
+	select {
+	case v = <-got:
+	case <-time.After(30 * time.Second):
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		t.Fatalf("Attach did not return (%d dials)", h.dials)
+	}
+	if v == nil {
+		t.Fatal("no viewer")
+	}
+	var text string
+	for {
+		m, err := v.Next(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Type == "closed" {
+			if m.Reason != ReasonExited {
+				t.Fatalf("closed %q", m.Reason)
+			}
+			break
+		}
+		text += string(m.Data)
+	}
+	if !strings.Contains(text, "/bin/sh: not found") {
+		t.Fatalf("the viewer got %q, want what the shell said", text)
+	}
+	if h.dials != 1 {
+		t.Fatalf("dialed %d times, want once", h.dials)
 	}
 }
