@@ -708,7 +708,8 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 			// the built-ins' too; the mode was read once, with the request.
 			loop.Policy, loop.AskTimeout = a.Policy, a.AskTimeout
 			if a.MaxRounds > 0 {
-				loop.MaxRounds = a.MaxRounds
+				// The round after the last with tools must fit the reply.
+				loop.MaxRounds = min(a.MaxRounds, generation.MaxRounds-1)
 			}
 		}
 		job.Producer = loop
