@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/generation"
@@ -347,16 +348,30 @@ type ChatPatchInput struct {
 	// AgentMode changes an agent chat's mode (the only agent field that
 	// changes).
 	AgentMode *store.AgentMode `json:"agentMode,omitempty"`
-	// Kind, Profile, Dir and Agent are taken only to be refused when they
-	// would change the chat: they are fixed when it is created.
+	// Kind, Profile, Dir and Agent's profile and dir are taken only to be
+	// refused when they would change the chat (fixed when it is created):
+	// compared with the caller's own chat, never used to read anything,
+	// so a profile here is not an id to check (raw, not ids.ProfileID).
 	Kind    *store.ChatKind `json:"kind,omitempty"`
-	Profile *ids.ProfileID  `json:"profile,omitempty"`
+	Profile json.RawMessage `json:"profile,omitempty"`
 	Dir     *string         `json:"dir,omitempty"`
 	Agent   *struct {
-		Profile *ids.ProfileID   `json:"profile,omitempty"`
+		Profile json.RawMessage  `json:"profile,omitempty"`
 		Dir     *string          `json:"dir,omitempty"`
 		Mode    *store.AgentMode `json:"mode,omitempty"`
 	} `json:"agent,omitempty"`
+}
+
+// fixedProfile reads a profile sent to Update, only to compare it.
+func fixedProfile(raw json.RawMessage) (*ids.ProfileID, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var p ids.ProfileID
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, apperr.New(apperr.Invalid, "profile is an id")
+	}
+	return &p, nil
 }
 
 // Update changes a chat's title, folder, model, parameters, system prompt,
@@ -368,11 +383,18 @@ func (c *Chats) Update(ctx context.Context, id ids.ChatID, in ChatPatchInput) (C
 		}
 	}
 	p := chat.Patch{Title: in.Title, Folder: in.FolderID, Model: in.ModelID, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned, ToolsOff: in.ToolsOff,
-		AgentMode: in.AgentMode, Kind: in.Kind, Profile: in.Profile, Dir: in.Dir}
+		AgentMode: in.AgentMode, Kind: in.Kind, Dir: in.Dir}
+	raw := in.Profile
 	if a := in.Agent; a != nil {
 		p.AgentMode = cmp.Or(a.Mode, p.AgentMode)
-		p.Profile = cmp.Or(a.Profile, p.Profile)
 		p.Dir = cmp.Or(a.Dir, p.Dir)
+		if len(a.Profile) > 0 {
+			raw = a.Profile
+		}
+	}
+	var err error
+	if p.Profile, err = fixedProfile(raw); err != nil {
+		return ChatView{}, err
 	}
 	// The mode decides what an agent chat's replies may do unasked.
 	if p.AgentMode != nil {

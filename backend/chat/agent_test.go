@@ -513,3 +513,73 @@ func TestAgentChatNeedsAgentUse(t *testing.T) {
 		t.Errorf("CarryOutPlan without agent.use: %+v", r.Error)
 	}
 }
+
+// The agent's part of the harness reaches an agent chat's system message
+// (agentContext), with the rewind's warning once the chat was rewound; a
+// plain chat's gets none of it (the fragments are gated on the agent's
+// tools being offered).
+func TestAgentHarnessReachesTheSystemMessage(t *testing.T) {
+	a := setupAgent(t)
+	system := func() string {
+		t.Helper()
+		msgs, _ := a.lastReplyRequest()["messages"].([]any)
+		first, _ := msgs[0].(map[string]any)
+		if first["role"] != "system" {
+			t.Fatalf("no system message: %v", first)
+		}
+		s, _ := first["content"].(string)
+		return s
+	}
+	where := "You are working on the host frodo@bag-end:2222 over SSH, in the project directory /home/frodo/my project."
+	a.llm.Enqueue(fakellm.Stream("Hello."))
+	turn := a.newAgentChat(store.ModeEdit, "Hi")
+	a.wait(turn.Chat.ID)
+	if s := system(); !strings.Contains(s, where) || strings.Contains(s, "was rewound") {
+		t.Errorf("first reply's system message:\n%s", s)
+	}
+	a.llm.Enqueue(fakellm.Stream("Again."))
+	if _, err := a.c.Chat.Regenerate(a.ctx, a.user, turn.Chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	a.wait(turn.Chat.ID)
+	if s := system(); !strings.Contains(s, where) || !strings.Contains(s, "This conversation was rewound on The transcript was rewound.") {
+		t.Errorf("after a regeneration:\n%s", s)
+	}
+	a.llm.Enqueue(fakellm.Stream("Plain."))
+	p := a.send(0, "A plain chat")
+	a.wait(p.Chat.ID)
+	msgs, _ := a.lastReplyRequest()["messages"].([]any)
+	if b, _ := json.Marshal(msgs); strings.Contains(string(b), "over SSH") {
+		t.Errorf("a plain chat's request: %s", b)
+	}
+}
+
+// A new agent chat on another person's profile is not found, and nothing
+// is stored, even when the agent's own check lets it by: the store checks
+// the profile's owner in the transaction that inserts the chat.
+func TestAgentChatOnAnothersProfile(t *testing.T) {
+	a := setupAgent(t)
+	ctx := context.Background()
+	sam, err := a.c.DB.CreateUser(ctx, store.NewUser{Username: "sam", DisplayName: "Sam"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := a.addProfile(ids.UserID(sam.ID), "Sam's")
+	_, err = a.c.Chat.Send(a.ctx, a.user, chat.SendInput{ModelID: a.model, Content: "Build it",
+		Agent: &chat.AgentInput{Profile: theirs, Dir: "/srv", Mode: store.ModeAuto}})
+	if apperr.KindOf(err) != apperr.NotFound {
+		t.Errorf("an agent chat on Sam's profile: %v", err)
+	}
+	if list, _ := a.c.DB.ListChats(ctx, a.user, store.ChatFilter{}); len(list) != 0 {
+		t.Errorf("%d chats stored", len(list))
+	}
+	// Update compares a profile with the chat's own, and reads nothing.
+	a.llm.Enqueue(fakellm.Stream("Hello."))
+	turn := a.newAgentChat(store.ModeEdit, "Hi")
+	a.wait(turn.Chat.ID)
+	r := a.c.Dispatcher.Call(ctx, api.Caller{UserID: int64(a.user), Admin: true, Owner: true}, "Chats.Update",
+		mustJSON(t, []any{turn.Chat.ID, map[string]any{"profile": theirs}}))
+	if r.Error == nil || r.Error.Kind != apperr.Invalid || strings.Contains(r.Error.Message, "Sam") {
+		t.Errorf("Chats.Update naming Sam's profile: %+v", r.Error)
+	}
+}
