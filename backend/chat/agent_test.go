@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llembas/lembas/backend/agent"
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
@@ -581,5 +582,112 @@ func TestAgentChatOnAnothersProfile(t *testing.T) {
 		mustJSON(t, []any{turn.Chat.ID, map[string]any{"profile": theirs}}))
 	if r.Error == nil || r.Error.Kind != apperr.Invalid || strings.Contains(r.Error.Message, "Sam") {
 		t.Errorf("Chats.Update naming Sam's profile: %+v", r.Error)
+	}
+}
+
+// The agent as core builds it (its policy table and its ask_user and
+// plan_submit, which need no host), through the chat service and the
+// loop: in Plan mode a command is refused and three questions are one
+// card whose answers reach ask_user; the plan ends the turn; carrying it
+// out switches to Edit (plan_submit no longer offered); in Manual a
+// command asks first, and a declined one never reaches the host.
+func TestRealAgentPlansAndAsks(t *testing.T) {
+	e := setup(t)
+	e.toolsOn(t, store.Capabilities{Tools: true})
+	if _, err := e.c.Tools.SetSettings(context.Background(), toolsFamilies(false, false)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := auth.WithCaller(context.Background(), auth.Caller{User: e.user, Perms: auth.NewSet(true)})
+	prof, err := e.c.Agent.CreateProfile(ctx, e.user, agent.ProfileInput{Name: "Bag End", Host: "bag-end.invalid", Port: 22,
+		Username: "frodo", Auth: store.AuthKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	questions := `{"questions":[{"question":"Which branch?","options":["main","dev"]},{"question":"Run the tests?"},{"question":"<b>Deploy</b>?"}]}`
+	plan := "1. Build\n2. Test"
+	planArgs, _ := json.Marshal(map[string]string{"plan": plan})
+	e.llm.Enqueue(
+		fakellm.NewStream().ToolCall(0, "c1", "ask_user", questions).ToolCall(1, "c2", "shell_run", `{"command":"rm -rf /"}`).Finish("tool_calls").Reply(),
+		fakellm.NewStream().ToolCall(0, "c3", "plan_submit", string(planArgs)).Finish("tool_calls").Reply(),
+		fakellm.Stream("Build, then test."))
+	turn, err := e.c.Chat.Send(ctx, e.user, chat.SendInput{ModelID: e.model, Content: "Plan the build",
+		Agent: &chat.AgentInput{Profile: prof.ID, Dir: "/home/frodo/project", Mode: store.ModePlan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := turn.Chat.ID
+	a := &agentEnv{env: e, ctx: ctx}
+	card := a.card(id, "")
+	var keys []string
+	for _, it := range card.Items {
+		keys = append(keys, string(it.Kind)+":"+it.Text)
+	}
+	if want := []string{"question:Which branch?", "question:Run the tests?", "question:<b>Deploy</b>?"}; card.Kind != generation.AskQuestions || !slices.Equal(keys, want) {
+		t.Fatalf("card %s %v, want %v", card.Kind, keys, want)
+	}
+	ans := generation.Answer{ID: card.ID, Items: map[string]generation.Reply{}}
+	for i, text := range []string{"dev", "yes", "not yet"} {
+		ans.Items[card.Items[i].Key] = generation.Reply{Text: text}
+	}
+	if err := e.c.Chat.Answer(ctx, e.user, turn.Assistant.ID, ans); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(id)
+	reply := e.last(id)
+	results := map[string]store.Part{}
+	for _, p := range reply.Parts() {
+		if p.Kind == store.PartToolResult {
+			results[p.CallID] = p
+		}
+	}
+	if r := results["c1"]; r.Error || !strings.Contains(r.Text, "Question: Which branch?\nAnswer: dev") || !strings.Contains(r.Text, "Answer: not yet") {
+		t.Errorf("ask_user's result %+v", r)
+	}
+	if r := results["c2"]; !r.Error || !strings.HasPrefix(r.Text, "Plan mode only looks") {
+		t.Errorf("shell_run in Plan mode %+v", r)
+	}
+	if r := results["c3"]; r.Error {
+		t.Errorf("plan_submit's result %+v", r)
+	}
+	if reply.Status != store.StatusFinal || e.offered() != nil {
+		t.Errorf("reply %s; the last round offered %v", reply.Status, e.offered())
+	}
+
+	e.llm.Enqueue(fakellm.Stream("On it."))
+	carried, err := e.c.Chat.CarryOutPlan(ctx, e.user, reply.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(id)
+	if carried.Chat.Agent.Mode != store.ModeEdit || carried.User.Content != chat.CarryOutIntro+"\n\n> 1. Build\n> 2. Test" {
+		t.Errorf("carried out: mode %s, turn %q", carried.Chat.Agent.Mode, carried.User.Content)
+	}
+	if names := e.offered(); slices.Contains(names, "plan_submit") || !slices.Contains(names, "shell_run") {
+		t.Errorf("in Edit the reply was offered %v", names)
+	}
+
+	manual := store.ModeManual
+	if _, err := e.c.Chat.Update(ctx, e.user, id, chat.Patch{AgentMode: &manual}); err != nil {
+		t.Fatal(err)
+	}
+	e.llm.Enqueue(fakellm.NewStream().ToolCall(0, "c4", "shell_run", `{"command":"make","cwd":"src"}`).Finish("tool_calls").Reply(),
+		fakellm.Stream("As you wish."))
+	next, err := e.c.Chat.Send(ctx, e.user, chat.SendInput{ChatID: id, Content: "Build it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card = a.card(id, card.ID)
+	if len(card.Items) != 1 || card.Items[0].Kind != generation.ItemApprove || card.Items[0].Text != "shell_run: make\nin src" {
+		t.Fatalf("approval card %+v", card)
+	}
+	if err := e.c.Chat.Answer(ctx, e.user, next.Assistant.ID, generation.Answer{ID: card.ID,
+		Items: map[string]generation.Reply{card.Items[0].Key: {Approve: false, Text: "not now"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(id)
+	for _, p := range e.last(id).Parts() {
+		if p.Kind == store.PartToolResult && p.Text != "The person declined this call. Their note: not now" {
+			t.Errorf("declined call's result %+v", p)
+		}
 	}
 }
