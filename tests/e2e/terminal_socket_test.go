@@ -1,20 +1,16 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/sshx/sshtest"
-	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/tests/harness"
 )
 
@@ -47,8 +43,7 @@ func TestTerminalSocketFromChromium(t *testing.T) {
 		t.Skip("sshd not run as root may not open a PTY")
 	}
 	bin := harness.Build(t, "", "CGO_ENABLED=0")
-	dir := t.TempDir()
-	srv, base := harness.Serve(t, bin, dir)
+	_, base := harness.Serve(t, bin, t.TempDir())
 
 	// A profile on the sshd, its key authorized and host key accepted.
 	var prof struct {
@@ -64,11 +59,26 @@ func TestTerminalSocketFromChromium(t *testing.T) {
 	harness.API(t, base, "Agent.ScanHostKey", &scan, prof.ID)
 	harness.API(t, base, "Agent.AcceptHostKey", nil, prof.ID, scan.Fingerprint)
 
-	// An agent chat on it, written through the store while no server
-	// runs (the chat service's own way to make one is another slice's).
-	srv.Kill()
-	chat := seedAgentChat(t, dir, ids.ProfileID(prof.ID))
-	_, base = harness.Serve(t, bin, dir)
+	// An agent chat on it (its first reply, from the fake endpoint, runs
+	// no command).
+	llm := fakellm.New(t)
+	llm.Enqueue(fakellm.Stream("Ready."))
+	harness.API(t, base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": llm.URL()})
+	var models []struct {
+		ID int64 `json:"id"`
+	}
+	harness.API(t, base, "Models.Picker", &models)
+	if len(models) == 0 {
+		t.Fatal("no model")
+	}
+	var turn struct {
+		Chat struct {
+			ID int64 `json:"id"`
+		} `json:"chat"`
+	}
+	harness.API(t, base, "Chats.Send", &turn, map[string]any{"modelId": models[0].ID, "content": "hello",
+		"agent": map[string]any{"profile": prof.ID, "dir": "/tmp", "mode": "manual"}})
+	chat := turn.Chat.ID
 
 	ctx := harness.Browser(t)
 	harness.BrowserAdmin(t, ctx, base)
@@ -91,23 +101,6 @@ func TestTerminalSocketFromChromium(t *testing.T) {
 	if !strings.Contains(got, "from-chromium") {
 		t.Fatalf("after a reload, no scrollback of the same shell: %s", got)
 	}
-}
-
-// seedAgentChat makes an agent chat of the administrator's on profile.
-func seedAgentChat(t *testing.T, dataDir string, profile ids.ProfileID) int64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	db, err := store.Open(ctx, filepath.Join(dataDir, "lembas.db"))
-	harness.Must(t, err, "open store")
-	defer db.Close()
-	admin, err := db.UserByName(ctx, harness.AdminUser)
-	harness.Must(t, err, "the administrator")
-	ch, _, err := db.CreateChat(ctx, ids.UserID(admin.ID), store.NewChat{Title: "agent", Kind: store.ChatAgent,
-		Agent: store.AgentChat{Profile: &profile, Dir: "/tmp", Mode: store.ModeManual}},
-		store.Message{Role: store.RoleUser, Content: "hi", Status: store.StatusFinal})
-	harness.Must(t, err, "create the agent chat")
-	return int64(ch.ID)
 }
 
 // jsLiteral is s as a JavaScript string literal (JSON: Go's %q writes \a, which JavaScript reads as "a").
