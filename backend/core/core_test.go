@@ -284,6 +284,23 @@ var facadeCalls = []facadeCall{
 	{"Library.UpdateSkill", func(*testing.T, *world) []any { return []any{999, map[string]any{"name": "x"}} }, apperr.NotFound},
 	{"Library.DeleteSkill", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
 	// The world's chat is no agent chat; no viewer is named "nope".
+	{"Agent.Profiles", noArgs, ""},
+	{"Agent.CreateProfile", func(*testing.T, *world) []any {
+		return []any{map[string]any{"name": "box", "host": "box.invalid", "port": 22, "username": "me", "auth": "key"}}
+	}, ""},
+	{"Agent.UpdateProfile", func(*testing.T, *world) []any { return []any{999, map[string]any{"name": "x"}} }, apperr.NotFound},
+	{"Agent.DeleteProfile", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Agent.ScanHostKey", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Agent.AcceptHostKey", func(*testing.T, *world) []any { return []any{999, "SHA256:x"} }, apperr.NotFound},
+	{"Agent.ForgetHostKey", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Agent.Test", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Agent.Browse", func(*testing.T, *world) []any { return []any{999, ""} }, apperr.NotFound},
+	{"Agent.Settings", noArgs, ""},
+	{"Agent.SetSettings", func(*testing.T, *world) []any { return []any{map[string]any{}} }, ""},
+	{"Chats.Answer", func(*testing.T, *world) []any {
+		return []any{999, map[string]any{"id": "x", "items": map[string]any{}}}
+	}, apperr.NotFound},
+	{"Chats.CarryOutPlan", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
 	{"Terminal.Open", func(t *testing.T, w *world) []any { return []any{w.chat, 80, 24} }, apperr.NotFound},
 	{"Terminal.Input", func(*testing.T, *world) []any { return []any{"nope", []byte("x")} }, apperr.NotFound},
 	{"Terminal.Resize", func(*testing.T, *world) []any { return []any{"nope", 80, 24} }, apperr.NotFound},
