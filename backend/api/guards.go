@@ -136,13 +136,15 @@ var Table = map[string]Guards{
 	"Prefs": {"Get": SignedIn, "Set": SignedIn},
 	"Chats": {
 		"List": SignedIn, "Get": SignedIn, "Messages": SignedIn,
-		"Send":       Perm(auth.ChatCreate).Note("`files.upload` for attachments, `chat.params` for params or a system prompt"),
-		"Stop":       SignedIn,
-		"Regenerate": Perm(auth.ChatCreate),
-		"Continue":   Perm(auth.ChatCreate),
-		"Edit":       Perm(auth.ChatCreate).Note("`files.upload` for files new to the turn"),
-		"Update":     SignedIn.Note("`chat.params` for params or a system prompt"),
-		"SaveDraft":  SignedIn, "MarkRead": SignedIn,
+		"Send":         Perm(auth.ChatCreate).Note("`files.upload` for attachments, `chat.params` for params or a system prompt, `agent.use` for a new agent chat"),
+		"Stop":         SignedIn,
+		"Regenerate":   Perm(auth.ChatCreate),
+		"Continue":     Perm(auth.ChatCreate),
+		"Edit":         Perm(auth.ChatCreate).Note("`files.upload` for files new to the turn"),
+		"Update":       SignedIn.Note("`chat.params` for params or a system prompt, `agent.use` for an agent chat's mode"),
+		"Answer":       Perm(auth.ChatCreate),
+		"CarryOutPlan": Perm(auth.ChatCreate).Note("and `agent.use`"),
+		"SaveDraft":    SignedIn, "MarkRead": SignedIn,
 		"Trash": SignedIn, "Restore": SignedIn, "ListTrash": SignedIn, "EmptyTrash": SignedIn,
 		"Search": SignedIn, "Live": SignedIn,
 	},
@@ -214,6 +216,13 @@ var Table = map[string]Guards{
 		"ScanHostKey": agentUse, "AcceptHostKey": agentUse, "ForgetHostKey": agentUse, "Test": agentUse, "Browse": agentUse,
 		"Settings": agentUse, "SetSettings": AdminOnly,
 	},
+	// The terminal panel: in the desktop window through calls and events
+	// (a browser uses the WebSocket route, GET /api/terminal/{chatID});
+	// LastCommand in both.
+	"Terminal": {
+		"Open": terminalWindow, "Input": terminalWindow, "Resize": terminalWindow, "Close": terminalWindow,
+		"LastCommand": agentUse,
+	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,
@@ -226,6 +235,8 @@ var (
 	selfTest      = SignedIn.Note("registered only under LEMBAS_SELFTEST")
 	libraryUse    = Perm(auth.LibraryUse)
 	agentUse      = Perm(auth.AgentUse)
+	// terminalWindow: a browser has the WebSocket route instead.
+	terminalWindow = DesktopOwner("only the desktop window opens a terminal through calls; a browser uses its WebSocket")
 )
 
 // GuardOf returns the guard of "Facade.Method" in Table.
