@@ -18,6 +18,11 @@ go test -run '^$' -bench LongChatOpen -count 3 ./tests/e2e | tee -a "$out"
 # as cold_ms in the log, with the cache emptied), and the first load's
 # request count.
 go test -run '^$' -bench PageReady -benchtime 1x -count 3 ./tests/e2e | tee -a "$out"
+# Keystroke to echo through an agent chat's terminal panel in Chromium, to a
+# real sshd on loopback (skipped without sshd or Chromium): 200 keys one at
+# a time per run, timed in the page from the key to the write holding its
+# echo; p99 (and p50).
+go test -run '^$' -bench TerminalEcho -benchtime 1x -count 3 ./tests/e2e | tee -a "$out"
 
 # The desktop app under Xvfb (skipped without it, so its figures read n/a):
 # from exec to the window drawing the last chat's messages, three starts per
@@ -93,6 +98,7 @@ echo "figure library_ingest_mb_s $(median LibraryIngest mb_s) MB/s"
 echo "figure library_ingest_peak_heap_mb $(median LibraryIngest peak_heap_mb) MB"
 echo "figure terminal_flood_rss_mb $(median TerminalFlood rss_mb) MB"
 echo "figure terminal_flood_echo_p99_ms $(median TerminalFlood echo_p99_ms) ms"
+echo "figure terminal_echo_p99_ms $(median TerminalEcho terminal_echo_p99_ms) ms"
 
 # Streaming under load: 50 replies at 100 tokens/s each against the real
 # server binary (build/loadtool), median of three runs. The per-run details

@@ -1,12 +1,41 @@
 package e2e
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
+
+// pressKeys types text where the focus is as a keyboard does: each key is
+// one keyDown carrying its text, then keyUp, so that a page which
+// handles the keydown (and prevents its default) gets no keypress or
+// input for it, as with a real key. chromedp.KeyEvent sends the text in a
+// separate "char" event, which Chromium delivers even when the keydown
+// was handled: xterm handles a key on keydown, and every character went
+// to the shell twice.
+func pressKeys(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, r := range text {
+			evs := kb.Encode(r)
+			down, up := *evs[0], *evs[len(evs)-1]
+			if len(evs) == 3 {
+				down.Text, down.UnmodifiedText = evs[1].Text, evs[1].UnmodifiedText
+			}
+			for _, ev := range []input.DispatchKeyEventParams{down, up} {
+				if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, ev); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
 
 // fakeSocket replaces the page's WebSocket with one that is the terminal
 // server's protocol in a few lines: on connect it sends
@@ -139,6 +168,13 @@ func TestTerminalInChromiumFakeSocket(t *testing.T) {
 		a.waitJS(`window.__fake.sockets[0].sent.some((m) => Array.isArray(m) && m.length === 1 && m[0] === 11)`)
 		if a.bool(`document.activeElement && document.activeElement.id === 'chat-search'`) {
 			t.Error("Ctrl+K in the terminal moved to the chat search")
+		}
+		// A key typed once is sent once.
+		a.js(`window.__fake.sockets[0].sent.length = 0`)
+		a.do(pressKeys("xY\r"))
+		a.waitJS(`window.__fake.sockets[0].sent.filter((m) => Array.isArray(m)).length >= 3`)
+		if got := a.str(`JSON.stringify(window.__fake.sockets[0].sent.filter((m) => Array.isArray(m)).flat())`); got != "[120,89,13]" {
+			t.Errorf("typing xY and Enter sent %s", got)
 		}
 	})
 
