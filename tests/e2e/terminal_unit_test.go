@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
@@ -89,6 +90,11 @@ const fakeSocket = `(() => {
   FakeSocket.CLOSING = 2;
   FakeSocket.CLOSED = 3;
   window.WebSocket = FakeSocket;
+  // Terminal.LastCommand answers window.__fake.last.
+  const fetch0 = window.fetch;
+  window.fetch = (url, opts) => String(url).endsWith('/api/Terminal.LastCommand')
+    ? (fake.asked = (fake.asked || 0) + 1, Promise.resolve(new Response(JSON.stringify(fake.last), { headers: { 'Content-Type': 'application/json' } })))
+    : fetch0(url, opts);
 })()`
 
 // TestTerminalInChromiumFakeSocket drives term.js (the terminal the panel
@@ -264,6 +270,18 @@ func TestTerminalInChromiumFakeSocket(t *testing.T) {
 		a.waitJS(panelState + ` === 'Disconnected — The shell ended.'`)
 		a.click("#panel-test .term-reconnect")
 		a.waitJS(panelState + ` === 'Connected' && window.__fake.sockets.length === ` + strconv.Itoa(n+1))
+		// A shell without marks: nothing is sent, and the page says so.
+		a.js(`window.__fake.last = { marks: false, command: '', output: '', exit: 0 }`)
+		a.click("#panel-test .term-send")
+		a.waitJS(toastSays("This shell has no command marks; nothing was sent."))
+		if v := a.str(`document.querySelector('#panel-test #composer-input').value`); v != "" {
+			t.Errorf("the composer holds %q after a shell without marks", v)
+		}
+		a.js(`window.__fake.last = { marks: true, command: 'ls', output: 'a  b\n', exit: 0 }`)
+		a.click("#panel-test .term-send")
+		if !a.within(5*time.Second, "document.querySelector('#panel-test #composer-input').value === '```console\\n$ ls\\na  b\\n```\\n'") {
+			t.Fatalf("composer: %q; toasts: %s; asked %v, last %s", a.str(`document.querySelector('#panel-test #composer-input').value`), a.str(`[...document.querySelectorAll('.toast')].map((t) => t.innerText).join(' | ')`), a.js(`window.__fake.asked`), a.str(`JSON.stringify(window.__fake.last)`))
+		}
 		a.click(`#panel-test button[aria-label="Close the terminal"]`)
 		a.waitJS(`window.__closed === 1`)
 		a.await(`import(` + appModule("../vendor/htm-preact/standalone.module.js") + `).then((p) => { p.render(null, document.querySelector('#panel-test')); return 'gone'; })`)

@@ -127,7 +127,7 @@ export function TerminalPanel({ chatId, onClose, focus = false }) {
         ${st.state === 'closed' && !!session.current && html`
           <button type="button" class="btn btn-sm term-reconnect" onClick=${reconnect}>Reconnect</button>`}
         <button type="button" class="btn btn-ghost btn-sm term-send" disabled=${st.state !== 'open'}
-          title="Put the last command and its output in the message box" onClick=${() => sendLast(chatId)}>Send last command to the chat</button>
+          title="Put the last command and its output in the message box" onClick=${() => sendLast(chatId, host.current)}>Send last command to the chat</button>
         <${CloseButton} label="Close the terminal" onClose=${onClose} />
       </header>
       <div class="term-host" ref=${host}></div>
@@ -137,7 +137,7 @@ export function TerminalPanel({ chatId, onClose, focus = false }) {
 // sendLast asks the server for the shell's last command and its output
 // (from the shell's marks) and puts them in the message box as a fenced
 // block, where the person can add to it before sending.
-async function sendLast(chatId) {
+async function sendLast(chatId, from) {
   let r;
   try {
     r = await call('Terminal.LastCommand', Number(chatId));
@@ -153,7 +153,7 @@ async function sendLast(chatId) {
     toast('No command has finished in this shell yet; nothing was sent.');
     return;
   }
-  insertIntoComposer(commandBlock(r));
+  insertIntoComposer(commandBlock(r), from);
 }
 
 /**
@@ -171,11 +171,12 @@ export function commandBlock({ command, output, exit }) {
   return md;
 }
 
-// insertIntoComposer puts text at the message box's caret (on a line of
-// its own) as typing would, so the composer's own input handling keeps its
-// state and saves the draft.
-function insertIntoComposer(text) {
-  const ta = document.getElementById('composer-input');
+// insertIntoComposer puts text at the caret of the message box beside the
+// panel (from is inside the panel), on a line of its own, as typing would,
+// so the composer's own input handling keeps its state and saves the draft.
+function insertIntoComposer(text, from) {
+  const view = from && from.closest('.chat-with-side');
+  const ta = (view && view.querySelector('.chat-view .composer-input')) || document.getElementById('composer-input');
   if (!ta || ta.disabled) {
     toast('The message box is not available; nothing was sent.');
     return;
