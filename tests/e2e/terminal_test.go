@@ -221,6 +221,26 @@ func TestTerminalPanelInChromium(t *testing.T) {
 		}
 		a.shot("terminal-shire")
 	})
+
+	// On a phone the panel goes under the chat, the width of the screen,
+	// and the terminal fits it.
+	run("on a phone the panel is under the chat", func(t *testing.T) {
+		a.do(chromedp.EmulateViewport(390, 800))
+		a.waitJS(`(() => { const p = document.querySelector('.term-panel'), c = document.querySelector('.chat-with-side > .chat-view'); if (!p || !c) return false;
+			const r = p.getBoundingClientRect(), q = c.getBoundingClientRect(); return r.top >= q.bottom - 1 && r.width > 300 && r.height > 150; })()`)
+		a.await(`import(` + appModule("./terminal/term.js") + `).then((m) => { window.__termMod = m; return 'ok'; })`)
+		typeInTerminal(a, "echo cols-$(tput cols)")
+		waitTerm(a, "\ncols-")
+		m := regexp.MustCompile(`(?m)^cols-(\d+)\s*$`).FindStringSubmatch(a.await(termBuffer))
+		if m == nil {
+			t.Fatalf("no cols line:\n%s", a.await(termBuffer))
+		}
+		if n, _ := strconv.Atoi(m[1]); n < 20 || n > 50 {
+			t.Errorf("the shell has %d columns on a 390 px screen", n)
+		}
+		a.shot("terminal-phone")
+		a.do(chromedp.EmulateViewport(1280, 800))
+	})
 	a.pe.check(t)
 }
 

@@ -127,7 +127,7 @@ export function TerminalPanel({ chatId, onClose, focus = false }) {
         ${st.state === 'closed' && !!session.current && html`
           <button type="button" class="btn btn-sm term-reconnect" onClick=${reconnect}>Reconnect</button>`}
         <button type="button" class="btn btn-ghost btn-sm term-send" disabled=${st.state !== 'open'}
-          title="Put the last command and its output in the message box" onClick=${() => sendLast(chatId, host.current)}>Send last command to the chat</button>
+          title="Put the last command and its output in the message box" onClick=${() => sendLast(chatId, host.current)}>Send last command<span class="term-send-more"> to the chat</span></button>
         <${CloseButton} label="Close the terminal" onClose=${onClose} />
       </header>
       <div class="term-host" ref=${host}></div>
