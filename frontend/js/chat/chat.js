@@ -19,6 +19,8 @@ import { ModelPicker, ChatSettings } from './modelpicker.js';
 import { FirstRun } from './firstrun.js';
 import { hrefs } from '../core/router.js';
 import { Icon } from '../core/ui.js';
+import { AgentBar, KindChoice } from '../agent/newchat.js';
+import { RewoundNotice } from '../agent/cards.js';
 
 export { mergeNewest, codeOf } from './controller.js';
 
@@ -72,6 +74,7 @@ function ChatHeader({ c, narrow }) {
         <${ChatSettings} key=${c.chatId || 'new'} chat=${c.isNew ? c.pendingSettings : c.chat} efforts=${store.efforts} onSave=${c.saveSettings}
           disabled=${!c.isNew && !c.chat} model=${c.model} />
       </div>
+      ${!c.isNew && c.chat && c.chat.kind === 'agent' && c.chat.agent ? html`<${AgentBar} chat=${c.chat} onMode=${c.setAgentMode} />` : null}
     </header>`;
 }
 
@@ -80,11 +83,13 @@ function ChatHeader({ c, narrow }) {
 // that announces what screen readers should hear.
 function Transcript({ c }) {
   const { messages, states, reader } = c;
+  const isAgent = !!(c.chat && c.chat.kind === 'agent');
   return html`
     <div class="chat-scroll" ref=${c.scroller} onScroll=${c.onScroll} onClick=${c.onTranscriptClick}
       onwheel=${reader.markUser} ontouchmove=${reader.markUser} onfocusin=${reader.markUser}
       onpointerdown=${(e) => { reader.markUser(); if (e.target === c.scroller.current) reader.pointerHeld.current = true; }}>
       <div class="chat-inner" ref=${c.inner}>
+        ${c.isNew && !c.noConnections ? html`<${KindChoice} value=${c.newAgent} onChange=${c.setNewAgent} />` : null}
         ${c.isNew ? html`
           ${c.noConnections ? html`<${FirstRun} />` : html`
             <div class="greeting">
@@ -105,8 +110,10 @@ function Transcript({ c }) {
             : html`<${AssistantMessage} key=${m.id} msg=${m} state=${states.get(m.id) || null}
                 isLast=${m.id === c.lastId && m === c.lastAssistant} chatBusy=${c.busy}
                 onCopy=${c.copyMessage} onRegenerate=${c.regenerate} onContinue=${c.continueReply}
-                onAnnounce=${c.announce} onSynced=${c.onSynced} highlighted=${c.highlightId === m.id} />`))}
+                onAnnounce=${c.announce} onSynced=${c.onSynced} highlighted=${c.highlightId === m.id}
+                agent=${isAgent} onCarryOut=${c.carryOutPlan} />`))}
         </div>
+        ${isAgent && c.chat.agent && c.chat.agent.rewoundAt ? html`<${RewoundNotice} />` : null}
         <div class="visually-hidden" aria-live="polite" ref=${c.announceEl}></div>
       </div>
     </div>`;
