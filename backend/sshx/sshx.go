@@ -8,16 +8,28 @@
 package sshx
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/llembas/lembas/backend/apperr"
 )
 
-var errTodo = errors.New("sshx: not built yet")
+// connectTimeout bounds the TCP connection and, separately, the SSH
+// handshake (key exchange and sign-in) when ctx has no earlier deadline.
+const connectTimeout = 30 * time.Second
 
 // Target is where to connect.
 type Target struct {
@@ -25,6 +37,8 @@ type Target struct {
 	Port int
 	User string
 }
+
+func (t Target) addr() string { return net.JoinHostPort(t.Host, strconv.Itoa(t.Port)) }
 
 // Auth is the one credential offered: a private key (OpenSSH or PEM
 // form) or a password. Nothing else is ever offered.
@@ -55,15 +69,150 @@ var (
 // credential in auth, the host key checked against pinned (an
 // authorized_keys line; "" refuses every key with ErrHostKeyUnknown), a
 // dial timeout. Exported so a test can prove it without a server.
+//
+// golang.org/x/crypto/ssh reads no files and no environment by itself;
+// building the configuration here, whole, keeps it that way: no agent
+// socket, no ~/.ssh keys, no known_hosts, no ssh_config.
 func ClientConfig(t Target, auth Auth, pinned string) (*ssh.ClientConfig, error) {
-	return nil, errTodo
+	var methods []ssh.AuthMethod
+	switch {
+	case len(auth.PrivateKey) > 0 && auth.Password != "":
+		return nil, apperr.New(apperr.Invalid, "A connection signs in with a key or a password, not both.")
+	case len(auth.PrivateKey) > 0:
+		signer, err := parsePrivate(auth.PrivateKey)
+		if err != nil {
+			return nil, err
+		}
+		methods = []ssh.AuthMethod{ssh.PublicKeys(signer)}
+	case auth.Password != "":
+		pw := auth.Password
+		methods = []ssh.AuthMethod{
+			ssh.Password(pw),
+			// Servers that sign in through PAM ask for the password as a
+			// keyboard-interactive prompt; the hidden prompts get it, any
+			// shown one (never a password) gets nothing.
+			ssh.KeyboardInteractive(func(_, _ string, questions []string, echos []bool) ([]string, error) {
+				answers := make([]string, len(questions))
+				for i := range questions {
+					if !echos[i] {
+						answers[i] = pw
+					}
+				}
+				return answers, nil
+			}),
+		}
+	default:
+		return nil, apperr.New(apperr.Invalid, "The connection has no key or password to sign in with.")
+	}
+	var want ssh.PublicKey
+	if strings.TrimSpace(pinned) != "" {
+		k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(pinned))
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err, "The pinned host key cannot be read; forget it and accept the host's key again.")
+		}
+		want = k
+	}
+	host := t.addr()
+	return &ssh.ClientConfig{
+		User:              t.User,
+		Auth:              methods,
+		HostKeyCallback:   pinnedCallback(host, want),
+		HostKeyAlgorithms: hostKeyAlgorithms(want),
+		Timeout:           connectTimeout,
+	}, nil
 }
+
+// pinnedCallback accepts exactly the pinned key.
+func pinnedCallback(host string, want ssh.PublicKey) ssh.HostKeyCallback {
+	return func(_ string, _ net.Addr, got ssh.PublicKey) error {
+		if want == nil {
+			return apperr.Wrap(apperr.Invalid, ErrHostKeyUnknown,
+				"The host key of %s has not been accepted yet: scan it in the connection's settings, compare the fingerprint, and accept it.", host)
+		}
+		if bytes.Equal(got.Marshal(), want.Marshal()) {
+			return nil
+		}
+		return apperr.Wrap(apperr.Conflict, ErrHostKeyChanged,
+			"The host key of %s has changed: it is now %s, not the accepted %s. If the host was reinstalled or its keys replaced, scan the key again in the connection's settings and accept it; otherwise someone may be intercepting the connection.",
+			host, ssh.FingerprintSHA256(got), ssh.FingerprintSHA256(want))
+	}
+}
+
+// hostKeyAlgorithms puts the pinned key's algorithms first, so that a
+// server with several host keys shows the pinned one rather than whichever
+// the default order prefers (which would look like a changed key); the
+// rest follow, so a server that dropped that key type still reports a
+// changed key rather than failing to negotiate.
+func hostKeyAlgorithms(want ssh.PublicKey) []string {
+	all := ssh.SupportedAlgorithms().HostKeys
+	if want == nil {
+		return nil
+	}
+	first := []string{want.Type()}
+	if want.Type() == ssh.KeyAlgoRSA {
+		first = []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256}
+	}
+	out := append([]string(nil), first...)
+	for _, a := range all {
+		if !contains(first, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func parsePrivate(private []byte) (ssh.Signer, error) {
+	signer, err := ssh.ParsePrivateKey(private)
+	if err != nil {
+		var pp *ssh.PassphraseMissingError
+		if errors.As(err, &pp) {
+			return nil, apperr.New(apperr.Invalid, "This key is protected by a passphrase, which LLeMbas cannot type for you: remove it (ssh-keygen -p -f KEYFILE) or let LLeMbas generate a new key.")
+		}
+		return nil, apperr.Wrap(apperr.Invalid, err, "This is not a private key LLeMbas can read; paste the whole key in OpenSSH or PEM form, from its BEGIN line to its END line.")
+	}
+	return signer, nil
+}
+
+// errCaptured stops CaptureHostKey's handshake once the key is in hand.
+var errCaptured = errors.New("sshx: host key captured")
 
 // CaptureHostKey connects to t, completes the key exchange, records the
 // server's host key and stops before any authentication: no user name or
 // credential is sent.
 func CaptureHostKey(ctx context.Context, t Target) (HostKey, error) {
-	return HostKey{}, errTodo
+	var got ssh.PublicKey
+	cfg := &ssh.ClientConfig{
+		// The host key callback runs during the key exchange, before the
+		// user-auth service is even requested, and its error ends the
+		// handshake: the user name below never leaves this process.
+		User: "",
+		HostKeyCallback: func(_ string, _ net.Addr, key ssh.PublicKey) error {
+			got = key
+			return errCaptured
+		},
+		Timeout: connectTimeout,
+	}
+	conn, err := handshake(ctx, t, cfg)
+	if conn != nil {
+		conn.Close()
+		return HostKey{}, errors.New("sshx: handshake went past the host key")
+	}
+	if got == nil {
+		return HostKey{}, err
+	}
+	return HostKey{
+		Key:         strings.TrimSpace(string(ssh.MarshalAuthorizedKey(got))),
+		Fingerprint: ssh.FingerprintSHA256(got),
+	}, nil
 }
 
 // Client is one SSH connection.
@@ -74,11 +223,70 @@ type Client struct {
 // Dial connects to t with auth, checking the host key against pinned.
 // ctx bounds the connection's setup only.
 func Dial(ctx context.Context, t Target, auth Auth, pinned string) (*Client, error) {
-	return nil, errTodo
+	cfg, err := ClientConfig(t, auth, pinned)
+	if err != nil {
+		return nil, err
+	}
+	c, err := handshake(ctx, t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{ssh: c}, nil
+}
+
+// handshake dials t and runs the SSH handshake under ctx, turning its
+// failures into errors that say what to do.
+func handshake(ctx context.Context, t Target, cfg *ssh.ClientConfig) (*ssh.Client, error) {
+	addr := t.addr()
+	d := net.Dialer{Timeout: cfg.Timeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, apperr.Wrap(apperr.Unavailable, err, "%s did not answer within %s; check the host name and port, and that the host is up.", addr, cfg.Timeout)
+		}
+		return nil, apperr.Wrap(apperr.Unavailable, err, "Cannot reach %s; check the host name and port, and that the host is up and runs an SSH server.", addr)
+	}
+	deadline := time.Now().Add(connectTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	stopped := stop()
+	if err != nil {
+		conn.Close()
+		var ae *apperr.Error
+		switch {
+		case errors.As(err, &ae):
+			return nil, ae
+		case errors.Is(err, errCaptured):
+			return nil, err
+		case !stopped || ctx.Err() != nil:
+			return nil, ctx.Err()
+		case strings.Contains(err.Error(), "unable to authenticate"):
+			return nil, apperr.Wrap(apperr.Invalid, err, "%s refused the sign-in as %q; check the user name, and that the key is in the user's authorized_keys (or that the password is right).", addr, cfg.User)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, apperr.Wrap(apperr.Unavailable, err, "%s did not finish the SSH handshake in time.", addr)
+		}
+		return nil, apperr.Wrap(apperr.Unavailable, err, "The SSH handshake with %s failed; is an SSH server listening on that port?", addr)
+	}
+	conn.SetDeadline(time.Time{})
+	return ssh.NewClient(c, chans, reqs), nil
 }
 
 // Close closes the connection (and every session on it).
-func (c *Client) Close() error { return errTodo }
+func (c *Client) Close() error { return c.ssh.Close() }
+
+// Wait waits for the connection to end (closed, or dropped by the
+// network or the server).
+func (c *Client) Wait() error { return c.ssh.Wait() }
 
 // RunOptions bound one command.
 type RunOptions struct {
@@ -88,61 +296,237 @@ type RunOptions struct {
 	// Timeout ends the command (0: no limit beyond ctx).
 	Timeout time.Duration
 	// MaxOutput caps the output kept (stdout and stderr interleaved as
-	// they arrive); the rest is counted, not kept.
+	// they arrive); the rest is counted, not kept. 0 keeps everything.
 	MaxOutput int
 }
 
 // RunResult is how a command ended.
 type RunResult struct {
 	Output    []byte
-	Truncated bool // output passed MaxOutput
-	Exit      int  // exit status; -1 when killed by a signal or cut off
+	Truncated bool  // output passed MaxOutput
+	Omitted   int64 // bytes of output past MaxOutput, counted and dropped
+	Exit      int   // exit status; -1 when killed by a signal or cut off
 	TimedOut  bool
 }
 
+// killGrace is how long a killed command's session may take to report
+// before it is closed regardless.
+const killGrace = 10 * time.Second
+
 // Run runs command in a fresh session (each command is a fresh shell:
 // nothing carries over from the one before).
+//
+// sshd runs the string through the user's login shell (`$SHELL -c`), so
+// command is shell syntax. When Dir is set the string sent is
+// "cd -- 'DIR' || exit" and a newline before command: a directory that is
+// missing fails the command with cd's message, and the newline keeps any
+// ";", "&" or comment in command from binding to the cd.
+//
+// On the time limit or ctx's end the command's process group is sent
+// SIGKILL (sshd runs a command without a PTY as its own session leader,
+// so this reaches what it started) and the session is closed. A timeout
+// is a result (TimedOut, Exit -1); ctx's end returns ctx.Err() with the
+// output so far.
 func (c *Client) Run(ctx context.Context, command string, opt RunOptions) (RunResult, error) {
-	return RunResult{}, errTodo
+	sess, err := c.ssh.NewSession()
+	if err != nil {
+		return RunResult{Exit: -1}, apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
+	}
+	defer sess.Close()
+	out := &capped{max: opt.MaxOutput}
+	sess.Stdout = out
+	sess.Stderr = out
+	full := command
+	if opt.Dir != "" {
+		full = "cd -- " + Quote(opt.Dir) + " || exit\n" + command
+	}
+	if err := sess.Start(full); err != nil {
+		return RunResult{Exit: -1}, apperr.Wrap(apperr.Unavailable, err, "The SSH server would not start the command.")
+	}
+	done := make(chan error, 1)
+	go func() { done <- sess.Wait() }()
+
+	var timer <-chan time.Time
+	if opt.Timeout > 0 {
+		tm := time.NewTimer(opt.Timeout)
+		defer tm.Stop()
+		timer = tm.C
+	}
+	result := func() RunResult {
+		b, omitted := out.result()
+		return RunResult{Output: b, Truncated: omitted > 0, Omitted: omitted, Exit: -1}
+	}
+	kill := func() {
+		sess.Signal(ssh.SIGKILL)
+		select {
+		case <-done:
+		case <-time.After(killGrace):
+		}
+		sess.Close()
+	}
+	select {
+	case err := <-done:
+		r := result()
+		var ee *ssh.ExitError
+		var missing *ssh.ExitMissingError
+		switch {
+		case err == nil:
+			r.Exit = 0
+		case errors.As(err, &ee):
+			if ee.Signal() == "" {
+				r.Exit = ee.ExitStatus()
+			}
+		case errors.As(err, &missing):
+		default:
+			return r, apperr.Wrap(apperr.Unavailable, err, "The SSH connection ended while the command ran.")
+		}
+		return r, nil
+	case <-timer:
+		kill()
+		r := result()
+		r.TimedOut = true
+		return r, nil
+	case <-ctx.Done():
+		kill()
+		return result(), ctx.Err()
+	}
+}
+
+// capped keeps the first max bytes written to it and counts the rest.
+// stdout and stderr are copied into it from two goroutines.
+type capped struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	max     int
+	omitted int64
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	keep := len(p)
+	if w.max > 0 {
+		keep = min(keep, max(w.max-w.buf.Len(), 0))
+	}
+	w.buf.Write(p[:keep])
+	w.omitted += int64(len(p) - keep)
+	return len(p), nil
+}
+
+func (w *capped) result() ([]byte, int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes()), w.omitted
 }
 
 // SFTP opens an SFTP session on the connection.
-func (c *Client) SFTP() (*sftp.Client, error) { return nil, errTodo }
+func (c *Client) SFTP() (*sftp.Client, error) {
+	s, err := sftp.NewClient(c.ssh)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Unavailable, err, "The host does not offer SFTP, which LLeMbas uses to read and write files.")
+	}
+	return s, nil
+}
 
 // Shell is an interactive shell on a PTY.
 type Shell struct {
 	Stdin  io.WriteCloser
 	Stdout io.Reader // stdout and stderr (a PTY has one stream)
+
+	sess *ssh.Session
 }
 
 // Shell starts command (the login shell when "") on a PTY of cols × rows
-// with TERM=xterm-256color.
+// with TERM=xterm-256color. ctx bounds the setup only; Stdout must be
+// read, or the connection's flow control stalls the shell.
 func (c *Client) Shell(ctx context.Context, command string, cols, rows int) (*Shell, error) {
-	return nil, errTodo
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sess, err := c.ssh.NewSession()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
+	}
+	fail := func(err error, msg string) (*Shell, error) {
+		sess.Close()
+		return nil, apperr.Wrap(apperr.Unavailable, err, "%s", msg)
+	}
+	modes := ssh.TerminalModes{ssh.ECHO: 1, ssh.TTY_OP_ISPEED: 38400, ssh.TTY_OP_OSPEED: 38400}
+	if err := sess.RequestPty("xterm-256color", rows, cols, modes); err != nil {
+		return fail(err, "The SSH server refused a terminal (PTY).")
+	}
+	stdin, err := sess.StdinPipe()
+	if err != nil {
+		return fail(err, "The shell's input could not be opened.")
+	}
+	stdout, err := sess.StdoutPipe()
+	if err != nil {
+		return fail(err, "The shell's output could not be opened.")
+	}
+	if command == "" {
+		err = sess.Shell()
+	} else {
+		err = sess.Start(command)
+	}
+	if err != nil {
+		return fail(err, "The SSH server would not start the shell.")
+	}
+	return &Shell{Stdin: stdin, Stdout: stdout, sess: sess}, nil
 }
 
 // Resize tells the PTY its new size.
-func (s *Shell) Resize(cols, rows int) error { return errTodo }
+func (s *Shell) Resize(cols, rows int) error { return s.sess.WindowChange(rows, cols) }
 
 // Wait waits for the shell to end.
-func (s *Shell) Wait() error { return errTodo }
+func (s *Shell) Wait() error { return s.sess.Wait() }
 
 // Close ends the shell.
-func (s *Shell) Close() error { return errTodo }
+func (s *Shell) Close() error { return s.sess.Close() }
 
 // GenerateKey makes a new ed25519 key: the private key in OpenSSH PEM
 // form and its authorized_keys line (comment "lembas").
 func GenerateKey() (private []byte, authorized string, err error) {
-	return nil, "", errTodo
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, "", err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "lembas")
+	if err != nil {
+		return nil, "", err
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return nil, "", err
+	}
+	return pem.EncodeToMemory(block), authorizedLine(sp) + " lembas", nil
+}
+
+func authorizedLine(k ssh.PublicKey) string {
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))
 }
 
 // PublicKey parses a private key (an import) and returns its
 // authorized_keys line; a key with a passphrase is refused with a message
 // saying so.
-func PublicKey(private []byte) (string, error) { return "", errTodo }
+func PublicKey(private []byte) (string, error) {
+	signer, err := parsePrivate(private)
+	if err != nil {
+		return "", err
+	}
+	return authorizedLine(signer.PublicKey()), nil
+}
 
 // Fingerprint returns the SHA256 fingerprint of an authorized_keys line.
-func Fingerprint(authorized string) (string, error) { return "", errTodo }
+func Fingerprint(authorized string) (string, error) {
+	k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(authorized))
+	if err != nil {
+		return "", apperr.Wrap(apperr.Invalid, err, "This is not a public key line (like \"ssh-ed25519 AAAA…\").")
+	}
+	return ssh.FingerprintSHA256(k), nil
+}
 
-// Quote quotes s as one word for a POSIX shell.
-func Quote(s string) string { return "" }
+// Quote quotes s as one word for a POSIX shell: single quotes, each ' in
+// s written as '\”.
+func Quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
