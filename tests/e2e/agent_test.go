@@ -329,5 +329,7 @@ func TestAgentHiddenWithoutPermission(t *testing.T) {
 	if p.bool(`!!document.querySelector('#chat-kind-agent, .agent-new')`) {
 		t.Error("a member without agent.use is offered an agent chat")
 	}
-	p.pe.check(t)
+	// A member's start asks for the connections, and is refused; nothing
+	// of the agent's is asked for at all (it would be refused too).
+	p.pe.check(t, "/api/Connections.List")
 }
