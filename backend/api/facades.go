@@ -31,6 +31,7 @@ type Facades struct {
 	CustomTools *CustomTools
 	MCP         *MCP
 	Library     *Library
+	Agent       *Agent
 	Diag        *Diag
 }
 
@@ -51,6 +52,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"CustomTools", f.CustomTools},
 		{"MCP", f.MCP},
 		{"Library", f.Library},
+		{"Agent", f.Agent},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

@@ -207,6 +207,13 @@ var Table = map[string]Guards{
 		"DeleteSkill": libraryUse,
 		"Shares":      libraryUse, "SetShares": Perm(auth.LibraryShare), "People": libraryUse,
 	},
+	// Agent chats' SSH connections: each person's own (another's is not
+	// found, for administrators too), checked in the service.
+	"Agent": {
+		"Profiles": agentUse, "CreateProfile": agentUse, "UpdateProfile": agentUse, "DeleteProfile": agentUse,
+		"ScanHostKey": agentUse, "AcceptHostKey": agentUse, "ForgetHostKey": agentUse, "Test": agentUse, "Browse": agentUse,
+		"Settings": agentUse, "SetSettings": AdminOnly,
+	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,
@@ -218,6 +225,7 @@ var (
 	desktopWindow = DesktopOwner("only the desktop window can change itself").Note("desktop app only")
 	selfTest      = SignedIn.Note("registered only under LEMBAS_SELFTEST")
 	libraryUse    = Perm(auth.LibraryUse)
+	agentUse      = Perm(auth.AgentUse)
 )
 
 // GuardOf returns the guard of "Facade.Method" in Table.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llembas/lembas/backend/agent"
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
@@ -51,6 +52,8 @@ type authzIDs struct {
 	Note     ids.NoteID
 	Memory   ids.MemoryID
 	Skill    ids.SkillID
+	// Profile is an SSH profile (agent chats).
+	Profile ids.ProfileID
 }
 
 // authzCall says how to call one method with the ids in s, and valid
@@ -96,6 +99,7 @@ var (
 	noteIDType    = reflect.TypeFor[ids.NoteID]()
 	memoryIDType  = reflect.TypeFor[ids.MemoryID]()
 	skillIDType   = reflect.TypeFor[ids.SkillID]()
+	profileIDType = reflect.TypeFor[ids.ProfileID]()
 )
 
 func authzNone(authzIDs) []any { return nil }
@@ -276,6 +280,22 @@ func authzCalls(llmURL string) map[string]authzCall {
 				"to": []map[string]any{{"userId": s.User}, {"groupId": s.Group}}}}
 		}, cursor: []reflect.Type{userIDType, groupIDType}, invalid: true},
 		"Library.People": {args: authzNone},
+
+		"Agent.Profiles": {args: authzNone},
+		"Agent.CreateProfile": {args: func(authzIDs) []any {
+			return []any{map[string]any{"name": "B's box", "host": "b.example", "username": "b", "auth": "password", "password": "b-pw"}}
+		}},
+		"Agent.UpdateProfile": {args: func(s authzIDs) []any {
+			return []any{s.Profile, map[string]any{"name": "pwned", "host": "pwned.example", "password": "pwned"}}
+		}},
+		"Agent.DeleteProfile": {args: func(s authzIDs) []any { return []any{s.Profile} }},
+		"Agent.ScanHostKey":   {args: func(s authzIDs) []any { return []any{s.Profile} }},
+		"Agent.AcceptHostKey": {args: func(s authzIDs) []any { return []any{s.Profile, "SHA256:pwned"} }},
+		"Agent.ForgetHostKey": {args: func(s authzIDs) []any { return []any{s.Profile} }},
+		"Agent.Test":          {args: func(s authzIDs) []any { return []any{s.Profile} }},
+		"Agent.Browse":        {args: func(s authzIDs) []any { return []any{s.Profile, "/"} }},
+		"Agent.Settings":      {args: authzNone},
+		"Agent.SetSettings":   {args: func(authzIDs) []any { return []any{map[string]any{"enabled": false}} }},
 	}
 }
 
@@ -388,6 +408,8 @@ func (base authzIDs) withKind(k reflect.Type, other authzIDs) authzIDs {
 		base.Memory = other.Memory
 	case skillIDType:
 		base.Skill = other.Skill
+	case profileIDType:
+		base.Profile = other.Profile
 	}
 	return base
 }
@@ -424,6 +446,8 @@ func (s authzIDs) has(k reflect.Type, val any) bool {
 		return v == int64(s.Memory)
 	case skillIDType:
 		return v == int64(s.Skill)
+	case profileIDType:
+		return v == int64(s.Profile)
 	}
 	return false
 }
@@ -605,6 +629,29 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		return ids.SessionID(auth.HashToken(tok)[:16])
 	}
 	sessA, sessB := sessionID(A), sessionID(B)
+	// SSH profiles: A's (its host key pinned, so forgetting it shows) and
+	// B's. B holds agent.use (a group), so the Agent methods are not
+	// barred by their guard: what refuses A's profile is its ownership.
+	agents, err := c.DB.CreateGroup(ctx, "agent users", []string{string(auth.AgentUse)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DB.AddGroupMember(ctx, agents.ID, B); err != nil {
+		t.Fatal(err)
+	}
+	profA, err := c.Agent.CreateProfile(ctx, A, agent.ProfileInput{Name: "A " + authzSecretWord + " box", Host: authzSecretWord + ".lan",
+		Username: "a", Auth: store.AuthPassword, Password: "sk-aprivate-ssh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DB.PinSSHHostKey(ctx, A, profA.ID, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIquokkaflux", authzSecretWord+".lan", 22); err != nil {
+		t.Fatal(err)
+	}
+	profB, err := c.Agent.CreateProfile(ctx, B, agent.ProfileInput{Name: "B's box", Host: "b.lan", Username: "b",
+		Auth: store.AuthPassword, Password: "b-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	groupA, err := c.DB.CreateGroup(ctx, "A's xyzzyfolder group", []string{"chat.params"})
 	if err != nil {
 		t.Fatal(err)
@@ -707,6 +754,8 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			g, err := c.Library.Shares(ctx, A, kind, id)
 			putLib("shares of "+string(kind), g, err)
 		}
+		profiles, err := c.DB.SSHProfiles(ctx, A)
+		put("ssh profiles", profiles, err)
 		scope, scoped, err := c.Library.ChatScope(ctx, A, chatA)
 		putLib("chat scope", map[string]any{"scope": scope, "bases": scoped}, err)
 		return s
@@ -753,7 +802,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 
 	idsA := authzIDs{Chat: chatA, UserMsg: userMsgA, ReplyMsg: replyA, Folder: folderA.ID, Conn: pconn.ID, Model: pmodel.ID,
 		User: A, Group: ids.GroupID(groupA.ID), Session: sessA, Attachment: attA,
-		Base: libA.base, Document: libA.doc, Note: libA.note, Memory: libA.mem, Skill: libA.skill}
+		Base: libA.base, Document: libA.doc, Note: libA.note, Memory: libA.mem, Skill: libA.skill, Profile: profA.ID}
 	// The same with the instance-wide connection and model, which B may
 	// use but not change.
 	idsAShared := idsA
@@ -763,7 +812,7 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	idsATrash.Attachment = sentAttA
 	idsB := authzIDs{Chat: chatB, UserMsg: userMsgB, ReplyMsg: replyB, Folder: folderB.ID, Conn: w.conn, Model: w.model,
 		User: B, Group: ids.GroupID(groupA.ID), Session: sessB, Attachment: attB,
-		Base: libB.base, Document: libB.doc, Note: libB.note, Memory: libB.mem, Skill: libB.skill}
+		Base: libB.base, Document: libB.doc, Note: libB.note, Memory: libB.mem, Skill: libB.skill, Profile: profB.ID}
 	aIDSets := []authzIDs{idsA, idsAShared, idsATrash}
 
 	leaks := func(b []byte) string {
@@ -974,6 +1023,8 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 		{"Chats.Messages", []any{chatB}},
 		{"Folders.Rename", []any{folderB.ID, "B folder"}},
 		{"Models.Picker", nil},
+		{"Agent.Profiles", nil},
+		{"Agent.UpdateProfile", []any{profB.ID, map[string]any{"name": "B's box"}}},
 	} {
 		if r := callB(probe.method, encodeArgs(probe.args)); r.Error != nil {
 			t.Errorf("control: B's own %s failed: %+v", probe.method, r.Error)
@@ -1051,6 +1102,33 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 	// items nor is a grantee, so every id of A's is refused (the shares'
 	// item ids, plain numbers, by kind here), and no list or search shows
 	// A's. Then the document routes over HTTP, and a grantee as control.
+	// ---- SSH profiles, as administrator C: administrators do not reach
+	// another person's profile either (B, holding agent.use, was probed
+	// above with every id).
+	t.Run("agent", func(t *testing.T) {
+		for _, m := range c.Dispatcher.Methods() {
+			if !strings.HasPrefix(m.Name, "Agent.") {
+				continue
+			}
+			var slots []idSlot
+			for i, p := range m.Params {
+				idSlots(p, fmt.Sprintf("arg%d", i+1), map[reflect.Type]bool{}, &slots)
+			}
+			if len(slots) == 0 {
+				continue
+			}
+			a := calls[m.Name].args(idsA)
+			what := fmt.Sprintf("%s as administrator C with A's profile %s", m.Name, args(a))
+			r := c.Dispatcher.Call(ctx, callerC, m.Name, encodeArgs(a))
+			checkResult(t, what, r)
+			refused(t, what, r, false)
+			after(t, what)
+		}
+		if r := c.Dispatcher.Call(ctx, callerC, "Agent.Profiles", nil); r.Error != nil || leaks(r.Result) != "" {
+			t.Errorf("Agent.Profiles as administrator C: %s %+v", r.Result, r.Error)
+		}
+	})
+
 	t.Run("library", func(t *testing.T) {
 		for _, who := range []struct {
 			name   string
@@ -1332,6 +1410,17 @@ func checkOwnOnly(t *testing.T, method string, r api.Result, aChats []ids.ChatID
 		for _, m := range list {
 			if m.ID == aModel {
 				t.Errorf("CROSS-USER READ: Models.Picker as B offers A's personal model %d", m.ID)
+			}
+		}
+	case "Agent.Profiles":
+		if !mustWork() {
+			return
+		}
+		var list []api.SSHProfile
+		json.Unmarshal(r.Result, &list)
+		for _, p := range list {
+			if p.Name != "B's box" {
+				t.Errorf("CROSS-USER READ: Agent.Profiles as B lists a profile that is not B's: %+v", p)
 			}
 		}
 	case "Prefs.Get":

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/llembas/lembas/assets"
+	"github.com/llembas/lembas/backend/agent"
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/audio"
@@ -104,6 +105,8 @@ type Options struct {
 	Web webtools.Options
 	// MCP tunes the MCP tools (tests shorten the call time limit).
 	MCP mcp.Options
+	// Agent tunes the agent service (tests shorten its timeouts).
+	Agent agent.Options
 	// WriteTimeout, MaxDownloads and DownloadWait tune the listening
 	// handler (httpapi.Options); zero values are the defaults.
 	WriteTimeout time.Duration
@@ -147,6 +150,8 @@ type Core struct {
 	MCP *mcp.Service
 	// Library is the people's knowledge bases, notes, memories and skills.
 	Library *library.Service
+	// Agent is agent chats' SSH profiles, settings, policy and tools.
+	Agent *agent.Service
 	// Prompts is the harness: fragments, overrides, the text a reply gets.
 	Prompts *prompts.Service
 	// Drops shelves files dropped onto the desktop window until the
@@ -300,9 +305,13 @@ func (c *Core) open(ctx context.Context) error {
 	for _, src := range c.Library.Sources() {
 		c.Tools.AddSource(src)
 	}
+	c.Agent = agent.New(db, c.Secrets, c.Log, c.opt.Agent)
+	for _, src := range c.Agent.Sources() {
+		c.Tools.AddSource(src)
+	}
 	c.Prompts = prompts.New(db, c.opt.Now)
 	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
-		Tools: c.Tools, Prompts: c.Prompts, Library: c.Library})
+		Tools: c.Tools, Prompts: c.Prompts, Library: c.Library, Agent: c.Agent})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
 	c.Accounts = auth.NewAccounts(db, c.Sessions, auth.AccountOptions{Params: c.opt.Password})
@@ -344,6 +353,7 @@ func (c *Core) open(ctx context.Context) error {
 		CustomTools: api.NewCustomTools(c.CustomTools),
 		MCP:         api.NewMCP(c.MCP),
 		Library:     api.NewLibrary(c.Library, c.Render),
+		Agent:       api.NewAgent(c.Agent),
 	}
 	if cfg.SelfTest {
 		var release func()
@@ -485,6 +495,9 @@ func (c *Core) Close() error {
 	}
 	if c.Chat != nil {
 		c.Chat.Wait() // automatic titles write to the database
+	}
+	if c.Agent != nil {
+		c.Agent.Close() // the project listings' walks
 	}
 	if c.DB != nil {
 		errs = append(errs, c.DB.Close())

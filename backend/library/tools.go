@@ -136,7 +136,7 @@ func (s *Service) knowledgeTools(ctx context.Context, caller auth.Caller, chat s
 // knowledgeDefs is knowledge_search searching scope.
 func (s *Service) knowledgeDefs(scope Scope) []tools.Tool {
 	return []tools.Tool{{
-		Name: NameKnowledgeSearch, Family: tools.FamilyKnowledge, Permission: auth.LibraryUse,
+		Name: NameKnowledgeSearch, Family: tools.FamilyKnowledge, Permission: auth.LibraryUse, Risk: tools.RiskRead,
 		Description: "Search the documents in the person's knowledge bases that this chat may read (full-text, best match first). " +
 			"Returns numbered passages, each headed by its document, its knowledge base and its part number.",
 		Parameters: schema(`{"type":"object","properties":{` +
@@ -209,7 +209,7 @@ func (s *Service) notesTools(_ context.Context, _ auth.Caller, _ store.Chat) ([]
 func (s *Service) notesDefs() []tools.Tool {
 	return []tools.Tool{
 		{
-			Name: NameNotesSearch, Family: tools.FamilyNotes, Permission: auth.LibraryUse,
+			Name: NameNotesSearch, Family: tools.FamilyNotes, Permission: auth.LibraryUse, Risk: tools.RiskRead,
 			Description: "Search the person's notes (their own and those shared with them) by words in the title or text, best match first; " +
 				"an empty query lists the most recently changed. Returns each note's id, title, owner and first lines.",
 			Parameters: schema(`{"type":"object","properties":{` +
@@ -242,7 +242,7 @@ func (s *Service) notesDefs() []tools.Tool {
 			},
 		},
 		{
-			Name: NameNotesRead, Family: tools.FamilyNotes, Permission: auth.LibraryUse,
+			Name: NameNotesRead, Family: tools.FamilyNotes, Permission: auth.LibraryUse, Risk: tools.RiskRead,
 			Description: "Read one note whole by its id (from notes_search): its title, owner and Markdown text.",
 			Parameters: schema(`{"type":"object","properties":{` +
 				`"id":{"type":"integer","description":"The note's id"}},` +
@@ -269,7 +269,7 @@ func (s *Service) notesDefs() []tools.Tool {
 			},
 		},
 		{
-			Name: NameNotesWrite, Family: tools.FamilyNotes, Permission: auth.LibraryUse,
+			Name: NameNotesWrite, Family: tools.FamilyNotes, Permission: auth.LibraryUse, Risk: tools.RiskWrite,
 			Description: "Write a note. Without an id it creates a new note of the person's (title and body both required). " +
 				"With an id it changes that note, which must be the person's own: a field left out is left as it is, " +
 				"and body replaces the whole text. Notes shared by others are read-only. Returns the note's id.",
@@ -353,7 +353,7 @@ func (s *Service) memoryTools(ctx context.Context, caller auth.Caller, _ store.C
 func (s *Service) memoryDefs() []tools.Tool {
 	return []tools.Tool{
 		{
-			Name: NameMemoryAdd, Family: tools.FamilyMemory, Permission: auth.LibraryUse,
+			Name: NameMemoryAdd, Family: tools.FamilyMemory, Permission: auth.LibraryUse, Risk: tools.RiskWrite,
 			Description: "Remember one short fact about the person for later conversations (at most 200 characters). " +
 				"Every memory is shown to you in every chat, and the person can see and remove them. Returns the memory's id.",
 			Parameters: schema(`{"type":"object","properties":{` +
@@ -378,7 +378,7 @@ func (s *Service) memoryDefs() []tools.Tool {
 			},
 		},
 		{
-			Name: NameMemoryForget, Family: tools.FamilyMemory, Permission: auth.LibraryUse,
+			Name: NameMemoryForget, Family: tools.FamilyMemory, Permission: auth.LibraryUse, Risk: tools.RiskWrite,
 			Description: "Forget one of the person's memories by its id (the number in brackets before it in the list of memories).",
 			Parameters: schema(`{"type":"object","properties":{` +
 				`"id":{"type":"integer","description":"The memory's id"}},` +
@@ -414,7 +414,7 @@ func (s *Service) skillTools(ctx context.Context, caller auth.Caller, _ store.Ch
 // skillDefs is skill_read.
 func (s *Service) skillDefs() []tools.Tool {
 	return []tools.Tool{{
-		Name: NameSkillRead, Family: tools.FamilySkills, Permission: auth.LibraryUse,
+		Name: NameSkillRead, Family: tools.FamilySkills, Permission: auth.LibraryUse, Risk: tools.RiskRead,
 		Description: "Read a skill's full instructions by its name, as listed in the skills index.",
 		Parameters: schema(`{"type":"object","properties":{` +
 			`"name":{"type":"string","description":"The skill's name"}},` +

@@ -448,3 +448,25 @@ func TestNotesSearchShowsTheText(t *testing.T) {
 		}
 	}
 }
+
+// Every library tool states its risk, which an agent chat's mode decides
+// on: what only reads runs in Plan mode, what writes does not.
+func TestLibraryToolsDeclareTheirRisks(t *testing.T) {
+	want := map[string]tools.Risk{
+		library.NameKnowledgeSearch: tools.RiskRead, library.NameNotesSearch: tools.RiskRead, library.NameNotesRead: tools.RiskRead, library.NameSkillRead: tools.RiskRead,
+		library.NameNotesWrite: tools.RiskWrite, library.NameMemoryAdd: tools.RiskWrite, library.NameMemoryForget: tools.RiskWrite,
+	}
+	s := library.New(nil, nil, nil)
+	n := 0
+	for _, src := range s.Sources() {
+		for _, tl := range src.(tools.Fixed).Catalog() {
+			n++
+			if tl.Risk != want[tl.Name] || tl.Risk == "" {
+				t.Errorf("%s: risk %q, want %q", tl.Name, tl.Risk, want[tl.Name])
+			}
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d library tools, %d risks known", n, len(want))
+	}
+}

@@ -80,6 +80,27 @@ var builtins = []Fragment{
 		Default: "The person keeps notes, which you can search, read and write (notes_search, notes_read, notes_write). " +
 			"Look in them when they refer to something they noted; write one when they ask you to note something down or to " +
 			"keep a text for later. Change only their own notes; notes shared with them are read-only."},
+	// An agent chat (issue 15): where it works, in which mode, and the
+	// two habits that make an agent seem stupid when nobody says them.
+	// Which machine, directory and mode are this chat's live here, not in
+	// the tools' descriptions, so the schema never shifts under a model.
+	{Key: "agent", Title: "Agent chat", Families: []tools.Family{tools.FamilyAgent},
+		Default: "You are working on the host {{agent_host}} over SSH, in the project directory {{agent_dir}}.\n" +
+			"Mode: {{agent_mode}}\n\n" +
+			"Each shell_run is a fresh non-interactive shell: nothing carries over from one command to the next, so a cd or an export " +
+			"is lost. Give the directory a command runs in as cwd (relative to the project directory) instead of cd. " +
+			"Commands cannot answer prompts: pass -y or --yes, and for apt-get set DEBIAN_FRONTEND=noninteractive. " +
+			"On a Debian or Ubuntu host, run apt-get update before apt-get install, or packages are reported missing. " +
+			"Read, write and list files with file_read, file_write and file_list, not with cat, echo or ls: their paths are " +
+			"relative to the project directory. When you need the person to decide something, ask with ask_user, all your " +
+			"questions in one call, rather than guessing."},
+	{Key: "project_listing", Title: "Project listing", Families: []tools.Family{tools.FamilyAgent}, Requires: "project_listing",
+		Default: "The project directory's files, as last listed (it may have changed since; a folder shown as \"name/ (N files)\" " +
+			"was collapsed to fit, list it with file_list when you need it):\n{{project_listing}}"},
+	{Key: "agent_rewound", Title: "Agent chat rewound", Families: []tools.Family{tools.FamilyAgent}, Requires: "agent_rewound",
+		Default: "This conversation was rewound on {{agent_rewound}} (a message edited or a reply regenerated), but the host was not: " +
+			"files changed and commands run in steps no longer in this conversation may still have had their effect. " +
+			"Check the current state of the files before relying on what you expect them to hold."},
 	{Key: "skills", Title: "Skills", Families: []tools.Family{tools.FamilySkills}, Requires: "skills",
 		Default: "Skills are instructions the person keeps for particular tasks. When a task matches one, read it with skill_read " +
 			"before you start, and follow it. The skills:\n{{skills}}"},
@@ -103,6 +124,11 @@ var variables = []Variable{
 	{Name: "memories", Description: "the person's memories, one \"- …\" line each (with its number in brackets when the memory tools are offered); empty when their memory is off"},
 	{Name: "skills", Description: "the index of the skills the person can see, one \"- name: description\" line each"},
 	{Name: "knowledge_bases", Description: "a sentence naming the knowledge bases the chat may search (all the person can see, or the ones chosen for the chat)"},
+	{Name: "agent_host", Description: "an agent chat's host, as user@host:port"},
+	{Name: "agent_dir", Description: "an agent chat's project directory on its host"},
+	{Name: "agent_mode", Description: "an agent chat's mode for this reply (Manual, Plan, Edit or Auto) and what it lets the reply do, in a sentence or two"},
+	{Name: "project_listing", Description: "an agent chat's project directory as last listed, one entry a line, big folders collapsed; empty until it has been listed"},
+	{Name: "agent_rewound", Description: "when an agent chat's conversation was last rewound (an edit or a regeneration), such as 2 December 2026 at 05:12 UTC; empty if never"},
 }
 
 // Variables returns the variables Harness fills.
@@ -245,8 +271,9 @@ type Agent struct {
 	// the project directory; "" when none is cached yet (the fragment
 	// that requires it goes).
 	Listing string
-	// Rewound fills {{agent_rewound}}: the warning that the transcript was
-	// rewound but the machine was not; "" when it never was.
+	// Rewound fills {{agent_rewound}}: when the transcript was last rewound
+	// ("2 December 2026 at 05:12 UTC"), which the agent_rewound fragment
+	// warns about (the machine was not rewound); "" when it never was.
 	Rewound string
 }
 
@@ -295,6 +322,11 @@ func (s *Service) vars(req Request) map[string]string {
 		"memories":        req.Library.Memories,
 		"skills":          req.Library.Skills,
 		"knowledge_bases": req.Library.KnowledgeBases,
+		"agent_host":      req.Agent.Host,
+		"agent_dir":       req.Agent.Dir,
+		"agent_mode":      req.Agent.Mode,
+		"project_listing": req.Agent.Listing,
+		"agent_rewound":   req.Agent.Rewound,
 	}
 }
 

@@ -276,3 +276,38 @@ func TestRequiresOwnKeyIsTheVariable(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentFragments(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	s := prompts.New(db, func() time.Time { return time.Date(2026, 3, 14, 15, 9, 0, 0, time.UTC) })
+	agent := prompts.Agent{Host: "me@box.lan:22", Dir: "/srv/{{date}} app", Mode: "Edit. You may change files.",
+		Listing: "README.md\nsrc/ (12 files)\n{{agent_host}}", Rewound: "2 December 2026 at 05:12 UTC"}
+	fams := []tools.Family{tools.FamilyAgent}
+	h, err := s.Harness(ctx, prompts.Request{ModelName: "Tiny", Families: fams, Agent: agent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"me@box.lan:22", "/srv/{{date}} app", "Mode: Edit. You may change files.", "fresh non-interactive shell",
+		"cwd", "apt-get update", "file_read", "src/ (12 files)\n{{agent_host}}", "rewound on 2 December 2026 at 05:12 UTC"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("the agent harness lacks %q:\n%s", want, h)
+		}
+	}
+	// No listing cached yet and never rewound: those sections go, and
+	// no empty heading is left.
+	h, _ = s.Harness(ctx, prompts.Request{ModelName: "Tiny", Families: fams, Agent: prompts.Agent{Host: agent.Host, Dir: "/srv", Mode: agent.Mode}})
+	if strings.Contains(h, "as last listed") || strings.Contains(h, "rewound") || !strings.Contains(h, "me@box.lan:22") {
+		t.Errorf("without a listing or a rewind:\n%s", h)
+	}
+	// A plain chat hears nothing of agents.
+	h, _ = s.Harness(ctx, prompts.Request{ModelName: "Tiny", Families: []tools.Family{tools.FamilyNotes}, Agent: agent})
+	if strings.Contains(h, "SSH") || strings.Contains(h, "README.md") || strings.Contains(h, "rewound") {
+		t.Errorf("a chat without the agent's tools gets the agent's harness:\n%s", h)
+	}
+	for _, v := range []string{"agent_host", "agent_dir", "agent_mode", "project_listing", "agent_rewound"} {
+		if !slices.ContainsFunc(prompts.Variables(), func(x prompts.Variable) bool { return x.Name == v }) {
+			t.Errorf("variable %s is not listed", v)
+		}
+	}
+}

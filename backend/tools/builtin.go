@@ -32,7 +32,7 @@ const (
 func Builtins(web Web) []Tool {
 	return []Tool{
 		{
-			Name: NameWebSearch, Family: FamilyWebSearch, Permission: PermWebSearch,
+			Name: NameWebSearch, Family: FamilyWebSearch, Permission: PermWebSearch, Risk: RiskRead,
 			Description: "Search the web. Returns numbered results, each with a title, URL and snippet; cite the URLs you use.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{` +
 				`"query":{"type":"string","description":"What to search for"},` +
@@ -63,7 +63,7 @@ func Builtins(web Web) []Tool {
 			},
 		},
 		{
-			Name: NameFetchURL, Family: FamilyFetch, Permission: PermFetch,
+			Name: NameFetchURL, Family: FamilyFetch, Permission: PermFetch, Risk: RiskRead,
 			Description: "Read a web page (http or https) as plain text: its title, final URL after redirects, and text.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{` +
 				`"url":{"type":"string","description":"The page's address, http or https"}},"required":["url"]}`),

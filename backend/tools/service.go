@@ -33,20 +33,23 @@ const MaxRoundsCap = 32
 // pages show them: the built-in families, then the gates of row-backed
 // tools (one switch for every custom tool, one for every MCP tool).
 var Families = []Family{FamilyWebSearch, FamilyFetch, GateCustom, GateMCP,
-	FamilyKnowledge, FamilyNotes, FamilyMemory, FamilySkills}
+	FamilyKnowledge, FamilyNotes, FamilyMemory, FamilySkills, FamilyAgent}
 
 // DefaultOn are the families on while no setting says otherwise (a stored
 // "0" turns one off): the library's, which act only on the person's own
 // library and reach nothing outside, so an instance has them from the
 // start. The others reach the network (the web, an administrator's
-// endpoints) and wait for an administrator.
-var DefaultOn = map[Family]bool{FamilyKnowledge: true, FamilyNotes: true, FamilyMemory: true, FamilySkills: true}
+// endpoints) and wait for an administrator. The agent's are on too: they
+// are offered only in agent chats, which need agent.use (not in the
+// default baseline) and the agent settings' switch.
+var DefaultOn = map[Family]bool{FamilyKnowledge: true, FamilyNotes: true, FamilyMemory: true, FamilySkills: true, FamilyAgent: true}
 
 // GatePermission is the permission a gate's tools need.
 var GatePermission = map[Family]auth.Permission{
 	FamilyWebSearch: auth.ToolsWebSearch, FamilyFetch: auth.ToolsFetch,
 	GateCustom: auth.ToolsCustom, GateMCP: auth.ToolsMCP,
 	FamilyKnowledge: auth.LibraryUse, FamilyNotes: auth.LibraryUse, FamilyMemory: auth.LibraryUse, FamilySkills: auth.LibraryUse,
+	FamilyAgent: auth.AgentUse,
 }
 
 // Service is the registry of tools: the built-ins over a Web, the

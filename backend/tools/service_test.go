@@ -230,3 +230,12 @@ func TestClaimedNamesStayTheClaimers(t *testing.T) {
 		t.Errorf("listed %v, want %v", listed, want)
 	}
 }
+
+// The web tools only read, so an agent chat in Plan mode may use them.
+func TestBuiltinsReadOnly(t *testing.T) {
+	for _, tl := range Builtins(nil) {
+		if tl.Risk != RiskRead {
+			t.Errorf("%s: risk %q, want read", tl.Name, tl.Risk)
+		}
+	}
+}
