@@ -125,6 +125,18 @@ func TestAgentChatInChromium(t *testing.T) {
 	const card = `document.querySelector('.msg-assistant:last-of-type .ask-card')`
 	const mode = `(document.querySelector('#agent-mode')?.value || '')`
 
+	run("the instance's agent settings", func(t *testing.T) {
+		a.do(chromedp.Navigate(a.base + "/#/settings/agent"))
+		a.waitJS(`document.querySelector('#agent-enabled')?.checked === true && document.querySelector('#agent-rounds').value === '24'`)
+		a.fill("#agent-rounds", "30")
+		a.click("#agent-settings-save")
+		var s struct{ MaxRounds int }
+		pollUntil(t, "the round limit saved", func() bool {
+			harness.API(t, a.base, "Agent.Settings", &s)
+			return s.MaxRounds == 30
+		})
+	})
+
 	var profileID int
 	run("a connection with a key LLeMbas makes", func(t *testing.T) {
 		a.do(chromedp.Navigate(a.base + "/#/settings/ssh/new"))
@@ -303,6 +315,20 @@ func TestAgentChatInChromium(t *testing.T) {
 			t.Errorf("after carrying out the plan the chat's mode is %q, want edit", c.Agent.Mode)
 		}
 		a.shot("carried-out")
+	})
+
+	run("a changed host key warns and offers no accept", func(t *testing.T) {
+		sshd.RotateHostKey()
+		a.do(chromedp.Navigate(a.base + "/#/settings/ssh/" + strconv.Itoa(profileID)))
+		a.waitJS(`!!document.querySelector('#ssh-check')`)
+		a.click("#ssh-check")
+		a.waitJS(`document.querySelector('#ssh-scan')?.dataset.status === 'changed'`)
+		if a.bool(`!!document.querySelector('#ssh-accept')`) {
+			t.Error("a changed key can be accepted from the warning")
+		}
+		a.click("#ssh-test-run")
+		a.waitJSFor(`document.querySelector('#ssh-test-result')?.dataset.ok === 'false'`, 60*time.Second)
+		a.shot("host-key-changed")
 	})
 	a.pe.check(t)
 }
