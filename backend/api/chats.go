@@ -1,10 +1,12 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
 
+	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/generation"
@@ -40,6 +42,8 @@ type ChatSummary struct {
 	Unread    bool          `json:"unread"`
 	Streaming bool          `json:"streaming"`
 	UpdatedAt int64         `json:"updatedAt"`
+	// Kind is "chat" or "agent".
+	Kind store.ChatKind `json:"kind"`
 }
 
 // ChatView is one chat with its settings.
@@ -50,15 +54,42 @@ type ChatView struct {
 	Draft        string       `json:"draft"`
 	// ToolsOff: the chat's replies are offered no tools.
 	ToolsOff bool `json:"toolsOff"`
+	// Agent is an agent chat's host, directory and mode; null for a chat.
+	Agent *AgentChatView `json:"agent"`
+}
+
+// AgentChatView is an agent chat's fixed host and directory, its mode,
+// and when its transcript was last rewound (null: never). Profile is null
+// once the profile was deleted (the chat can no longer act); ProfileName
+// and Host are then "".
+type AgentChatView struct {
+	Profile     *ids.ProfileID  `json:"profile"`
+	ProfileName string          `json:"profileName"`
+	Host        string          `json:"host"`
+	Dir         string          `json:"dir"`
+	Mode        store.AgentMode `json:"mode"`
+	RewoundAt   *int64          `json:"rewoundAt"`
 }
 
 func summary(c store.Chat) ChatSummary {
+	kind := c.Kind
+	if kind == "" {
+		kind = store.ChatPlain
+	}
 	return ChatSummary{ID: c.ID, Title: c.Title, FolderID: c.FolderID, ModelID: c.ModelID, Pinned: c.Pinned,
-		Unread: c.Unread, Streaming: c.LastStatus == store.StatusStreaming, UpdatedAt: c.UpdatedAt}
+		Unread: c.Unread, Streaming: c.LastStatus == store.StatusStreaming, UpdatedAt: c.UpdatedAt, Kind: kind}
 }
 
-func chatView(c store.Chat) ChatView {
-	return ChatView{ChatSummary: summary(c), Params: c.Params, SystemPrompt: c.SystemPrompt, Draft: c.Draft, ToolsOff: c.ToolsOff}
+// chatView is a chat with its settings, an agent chat's with its
+// profile's name and host.
+func (c *Chats) chatView(ctx context.Context, ch store.Chat) ChatView {
+	v := ChatView{ChatSummary: summary(ch), Params: ch.Params, SystemPrompt: ch.SystemPrompt, Draft: ch.Draft, ToolsOff: ch.ToolsOff}
+	if ch.Kind == store.ChatAgent {
+		name, host := c.chat.ProfileLabel(ctx, user(ctx), ch)
+		v.Agent = &AgentChatView{Profile: ch.Agent.Profile, ProfileName: name, Host: host, Dir: ch.Agent.Dir,
+			Mode: ch.Agent.Mode, RewoundAt: ch.Agent.RewoundAt}
+	}
+	return v
 }
 
 // MessageView is one message as the frontend shows it.
@@ -173,7 +204,7 @@ func (c *Chats) Get(ctx context.Context, id ids.ChatID) (ChatView, error) {
 	if err != nil {
 		return ChatView{}, err
 	}
-	return chatView(ch), nil
+	return c.chatView(ctx, ch), nil
 }
 
 // MessagesPage is a page of a transcript.
@@ -203,8 +234,8 @@ type TurnView struct {
 	Assistant MessageView `json:"assistant"`
 }
 
-func (c *Chats) turn(t chat.Turn) TurnView {
-	v := TurnView{Chat: chatView(t.Chat), User: c.message(t.User), Assistant: c.message(t.Assistant)}
+func (c *Chats) turn(ctx context.Context, t chat.Turn) TurnView {
+	v := TurnView{Chat: c.chatView(ctx, t.Chat), User: c.message(t.User), Assistant: c.message(t.Assistant)}
 	v.User.Attachments = attachmentViews(t.Files)
 	return v
 }
@@ -234,11 +265,17 @@ func (c *Chats) Send(ctx context.Context, in chat.SendInput) (TurnView, error) {
 			return TurnView{}, err
 		}
 	}
+	// An agent chat hands its replies a shell.
+	if in.ChatID == 0 && in.Agent != nil {
+		if err := c.permits.Require(ctx, auth.AgentUse); err != nil {
+			return TurnView{}, err
+		}
+	}
 	t, err := c.chat.Send(ctx, user(ctx), in)
 	if err != nil {
 		return TurnView{}, err
 	}
-	return c.turn(t), nil
+	return c.turn(ctx, t), nil
 }
 
 // Stop aborts the chat's running reply, keeping what arrived.
@@ -294,7 +331,7 @@ func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, atta
 	if err != nil {
 		return TurnView{}, err
 	}
-	return c.turn(t), nil
+	return c.turn(ctx, t), nil
 }
 
 // ChatPatchInput is what the frontend may change on a chat. folderId null
@@ -308,17 +345,63 @@ type ChatPatchInput struct {
 	SystemPrompt *string                      `json:"systemPrompt,omitempty"`
 	Pinned       *bool                        `json:"pinned,omitempty"`
 	ToolsOff     *bool                        `json:"toolsOff,omitempty"`
+	// AgentMode changes an agent chat's mode (the only agent field that
+	// changes).
+	AgentMode *store.AgentMode `json:"agentMode,omitempty"`
+	// Kind, Profile, Dir and Agent's profile and dir are taken only to be
+	// refused when they would change the chat (fixed when it is created):
+	// compared with the caller's own chat, never used to read anything,
+	// so a profile here is not an id to check (raw, not ids.ProfileID).
+	Kind    *store.ChatKind `json:"kind,omitempty"`
+	Profile json.RawMessage `json:"profile,omitempty"`
+	Dir     *string         `json:"dir,omitempty"`
+	Agent   *struct {
+		Profile json.RawMessage  `json:"profile,omitempty"`
+		Dir     *string          `json:"dir,omitempty"`
+		Mode    *store.AgentMode `json:"mode,omitempty"`
+	} `json:"agent,omitempty"`
 }
 
-// Update changes a chat's title, folder, model, parameters, system prompt
-// or pin.
+// fixedProfile reads a profile sent to Update, only to compare it.
+func fixedProfile(raw json.RawMessage) (*ids.ProfileID, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var p ids.ProfileID
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, apperr.New(apperr.Invalid, "profile is an id")
+	}
+	return &p, nil
+}
+
+// Update changes a chat's title, folder, model, parameters, system prompt,
+// pin, or an agent chat's mode.
 func (c *Chats) Update(ctx context.Context, id ids.ChatID, in ChatPatchInput) (ChatView, error) {
 	if in.Params != nil || in.SystemPrompt != nil {
 		if err := c.permits.Require(ctx, auth.ChatParams); err != nil {
 			return ChatView{}, err
 		}
 	}
-	p := chat.Patch{Title: in.Title, Folder: in.FolderID, Model: in.ModelID, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned, ToolsOff: in.ToolsOff}
+	p := chat.Patch{Title: in.Title, Folder: in.FolderID, Model: in.ModelID, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned, ToolsOff: in.ToolsOff,
+		AgentMode: in.AgentMode, Kind: in.Kind, Dir: in.Dir}
+	raw := in.Profile
+	if a := in.Agent; a != nil {
+		p.AgentMode = cmp.Or(a.Mode, p.AgentMode)
+		p.Dir = cmp.Or(a.Dir, p.Dir)
+		if len(a.Profile) > 0 {
+			raw = a.Profile
+		}
+	}
+	var err error
+	if p.Profile, err = fixedProfile(raw); err != nil {
+		return ChatView{}, err
+	}
+	// The mode decides what an agent chat's replies may do unasked.
+	if p.AgentMode != nil {
+		if err := c.permits.Require(ctx, auth.AgentUse); err != nil {
+			return ChatView{}, err
+		}
+	}
 	if in.ClearFolder {
 		p.Folder = store.Null[ids.FolderID]()
 	}
@@ -326,7 +409,31 @@ func (c *Chats) Update(ctx context.Context, id ids.ChatID, in ChatPatchInput) (C
 	if err != nil {
 		return ChatView{}, err
 	}
-	return chatView(ch), nil
+	return c.chatView(ctx, ch), nil
+}
+
+// Answer answers the card the reply messageID waits on (frames' ask): a
+// card answered already (another tab), timed out or gone is a conflict.
+func (c *Chats) Answer(ctx context.Context, messageID ids.MessageID, a generation.Answer) error {
+	return c.chat.Answer(ctx, user(ctx), messageID, a)
+}
+
+// CarryOutPlan carries out the plan the reply messageID submitted: the
+// chat switches to Edit (never Auto) and a new turn quotes the plan as the
+// model's. It returns the turn, as Send does.
+func (c *Chats) CarryOutPlan(ctx context.Context, messageID ids.MessageID) (TurnView, error) {
+	ctx, err := c.permits.WithCaller(ctx)
+	if err != nil {
+		return TurnView{}, err
+	}
+	if err := c.permits.Require(ctx, auth.AgentUse); err != nil {
+		return TurnView{}, err
+	}
+	t, err := c.chat.CarryOutPlan(ctx, user(ctx), messageID)
+	if err != nil {
+		return TurnView{}, err
+	}
+	return c.turn(ctx, t), nil
 }
 
 // SaveDraft keeps the composer's unsent text for the chat.

@@ -46,6 +46,8 @@ type Service struct {
 	prompts *prompts.Service
 	// library is the person's library as replies read it (nil: none).
 	library Library
+	// agent runs agent chats (nil: none can be created or replied to).
+	agent Agent
 
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
@@ -123,7 +125,7 @@ func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus 
 		opt.MaxFiles = 10
 	}
 	return &Service{db: db, gen: gen, conns: conns, bus: bus, log: log,
-		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools, prompts: opt.Prompts, library: opt.Library}
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools, prompts: opt.Prompts, library: opt.Library, agent: opt.Agent}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.
@@ -159,6 +161,19 @@ type SendInput struct {
 	// existing chat changes it with Library.SetChatScope; sent with one,
 	// it is refused).
 	Knowledge *KnowledgeInput `json:"knowledge,omitempty"`
+	// Agent makes the new chat an agent chat working on one of the
+	// caller's SSH profiles in a directory, in a mode; fixed once the
+	// chat exists (but for the mode, Chats.Update). Sent for an existing
+	// chat, it is refused.
+	Agent *AgentInput `json:"agent,omitempty"`
+}
+
+// AgentInput is a new agent chat's host, directory and first mode ("":
+// manual, which asks before everything).
+type AgentInput struct {
+	Profile ids.ProfileID   `json:"profile"`
+	Dir     string          `json:"dir"`
+	Mode    store.AgentMode `json:"mode"`
 }
 
 // KnowledgeInput is a new chat's knowledge scope: Scoped, only Bases (each
@@ -226,10 +241,17 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 			}
 			st.New.Params = *in.Params
 		}
+		if in.Agent != nil {
+			agent, err := s.newAgent(ctx, *in.Agent)
+			if err != nil {
+				return Turn{}, err
+			}
+			st.New.Kind, st.New.Agent = store.ChatAgent, agent
+		}
 		// A provisional title at once; the model's title replaces it later.
 		st.Title = provisionalTitle(firstNonEmpty(content, "Attachment"))
 		st.Chat = store.Chat{ModelID: &mid, Params: st.New.Params, SystemPrompt: st.New.SystemPrompt, ToolsOff: in.ToolsOff,
-			Knowledge: st.New.Knowledge}
+			Knowledge: st.New.Knowledge, Kind: st.New.Kind, Agent: st.New.Agent}
 	} else {
 		defer s.lockChat(in.ChatID)()
 		if st.Chat, err = s.db.ChatByID(ctx, user, in.ChatID); err != nil {
@@ -256,6 +278,9 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 		// chat's and the model's checks, so another's id there is refused
 		// as not found first.
 		return Turn{}, apperr.New(apperr.Invalid, "this chat exists already; its knowledge bases are changed with Library.SetChatScope")
+	}
+	if in.ChatID != 0 && in.Agent != nil {
+		return Turn{}, apperr.New(apperr.Invalid, "this chat exists already: an agent chat's connection and directory are fixed when the chat was created")
 	}
 	if tgt, err = s.withRequest(ctx, user, tgt, 0, nil, &newTurn{content: content, files: files}); err != nil {
 		return Turn{}, err
@@ -295,6 +320,27 @@ func (s *Service) newScope(ctx context.Context, user ids.UserID, in KnowledgeInp
 	return &store.KnowledgeScope{Scoped: true, Bases: bases}, nil
 }
 
+// newAgent checks a new agent chat's profile, directory and mode
+// (Agent.CheckNew) before anything is stored.
+func (s *Service) newAgent(ctx context.Context, in AgentInput) (store.AgentChat, error) {
+	if s.agent == nil {
+		return store.AgentChat{}, apperr.New(apperr.Unavailable, "agent chats are not available here")
+	}
+	if in.Mode == "" {
+		in.Mode = store.ModeManual
+	}
+	if !in.Mode.Valid() {
+		return store.AgentChat{}, apperr.New(apperr.Invalid, "the mode is manual, plan, edit or auto")
+	}
+	p := in.Profile
+	a := store.AgentChat{Profile: &p, Dir: in.Dir, Mode: in.Mode}
+	caller, _ := auth.CallerFrom(ctx)
+	if err := s.agent.CheckNew(ctx, caller, a); err != nil {
+		return store.AgentChat{}, err
+	}
+	return a, nil
+}
+
 // Regenerate replaces the chat's last reply with a new one.
 func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
 	defer s.lockChat(chatID)()
@@ -327,7 +373,11 @@ func (s *Service) regenerate(ctx context.Context, user ids.UserID, chatID ids.Ch
 	if err != nil {
 		return store.Message{}, err
 	}
+	rewinding(&tgt)
 	if tgt, err = s.withRequest(ctx, user, tgt, turn, nil, nil); err != nil {
+		return store.Message{}, err
+	}
+	if err := s.stampRewound(ctx, user, tgt); err != nil {
 		return store.Message{}, err
 	}
 	if _, err := s.db.DeleteMessagesAfter(ctx, user, chatID, turn); err != nil {
@@ -417,6 +467,15 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if err := s.checkFits(ctx, tgt.chat, tgt.model, content, files); err != nil {
 		return Turn{}, err
 	}
+	// An agent chat that cannot act refuses the edit before anything is
+	// deleted; its reply is read once, here.
+	rewinding(&tgt)
+	if tgt, err = s.withAgent(ctx, user, tgt); err != nil {
+		return Turn{}, err
+	}
+	if err := s.stampRewound(ctx, user, tgt); err != nil {
+		return Turn{}, err
+	}
 	if attachments != nil {
 		// Before the rewind, so that a refused id changes nothing.
 		if err := s.db.SetMessageAttachments(ctx, user, m.ID, attachments); err != nil {
@@ -501,6 +560,59 @@ type target struct {
 	req     llm.ChatRequest
 	omitted int           // earlier turns req leaves out
 	tools   tools.ToolSet // what the reply is offered
+	// agent is an agent chat's reply: its policy (the mode, read once),
+	// limits and harness (withAgent); nil in a plain chat.
+	agent *AgentReply
+}
+
+// withAgent reads an agent chat's reply from the agent (Agent.Reply),
+// once per reply: its mode decides every call of the reply, however the
+// chat's mode changes meanwhile. An agent chat that cannot act (agent
+// chats off, no agent.use, its profile deleted) refuses the reply with
+// the agent's reason.
+func (s *Service) withAgent(ctx context.Context, user ids.UserID, tgt target) (target, error) {
+	if tgt.chat.Kind != store.ChatAgent || tgt.agent != nil {
+		return tgt, nil
+	}
+	if s.agent == nil {
+		return target{}, apperr.New(apperr.Unavailable, "agent chats are not available here")
+	}
+	caller, _ := auth.CallerFrom(ctx)
+	caller.User = user
+	r, err := s.agent.Reply(ctx, caller, tgt.chat)
+	if err != nil {
+		return target{}, err
+	}
+	if r.Policy == nil {
+		// Fail closed: an agent chat's calls are never run undecided.
+		return target{}, apperr.New(apperr.Internal, "the agent gave a reply no policy")
+	}
+	tgt.agent = &r
+	return tgt, nil
+}
+
+// rewinding marks tgt's agent chat as rewound now (an edit or a
+// regeneration), before its reply is read, so the reply's harness warns
+// that the machine was not rewound with the transcript (stampRewound
+// stores it).
+func rewinding(tgt *target) {
+	if tgt.chat.Kind == store.ChatAgent {
+		now := time.Now().UnixMilli()
+		tgt.chat.Agent.RewoundAt = &now
+	}
+}
+
+// stampRewound stores that an agent chat's transcript was rewound (an
+// edit or a regeneration deletes later turns; the files they changed stay
+// on the host).
+func (s *Service) stampRewound(ctx context.Context, user ids.UserID, tgt target) error {
+	if tgt.chat.Kind != store.ChatAgent {
+		return nil
+	}
+	if _, err := s.db.UpdateChat(ctx, user, tgt.chat.ID, store.ChatPatch{Rewound: true}); err != nil {
+		return storeErr(err, "chat")
+	}
+	return nil
 }
 
 // prepare reads the chat and checks everything that could stop a reply
@@ -589,8 +701,18 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 	// model not flagged for tools gets an empty set, and its requests no
 	// tools array.
 	if set := tgt.tools; set.Len() > 0 {
-		job.Producer = &tools.Loop{Client: client, Request: tgt.req, Tools: set,
+		loop := &tools.Loop{Client: client, Request: tgt.req, Tools: set,
 			MaxRounds: s.tools.MaxRounds(ctx), Log: s.log}
+		if a := tgt.agent; a != nil {
+			// Every call of an agent chat's reply goes through its policy,
+			// the built-ins' too; the mode was read once, with the request.
+			loop.Policy, loop.AskTimeout = a.Policy, a.AskTimeout
+			if a.MaxRounds > 0 {
+				// The round after the last with tools must fit the reply.
+				loop.MaxRounds = min(a.MaxRounds, generation.MaxRounds-1)
+			}
+		}
+		job.Producer = loop
 	}
 	if err := s.gen.Start(job); err != nil {
 		// The row would otherwise stay "streaming" until the next restart.
@@ -610,7 +732,7 @@ func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, 
 	if err != nil {
 		return target{}, err
 	}
-	tgt.built, tgt.req, tgt.omitted, tgt.tools = true, d.req, d.omitted, d.tools
+	tgt.built, tgt.req, tgt.omitted, tgt.tools, tgt.agent = true, d.req, d.omitted, d.tools, d.agent
 	return tgt, nil
 }
 

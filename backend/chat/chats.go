@@ -109,11 +109,25 @@ type Patch struct {
 	SystemPrompt *string
 	Pinned       *bool
 	ToolsOff     *bool
+	// AgentMode changes an agent chat's mode, which its next reply reads
+	// (a reply running keeps the mode it started with).
+	AgentMode *store.AgentMode
+	// Kind, Profile and Dir are fixed when a chat is created: a patch
+	// that would change one is refused.
+	Kind    *store.ChatKind
+	Profile *ids.ProfileID
+	Dir     *string
 }
 
 // Update changes a chat and tells the user's followers.
 func (s *Service) Update(ctx context.Context, user ids.UserID, id ids.ChatID, in Patch) (store.Chat, error) {
 	p := store.ChatPatch{Title: in.Title, Folder: in.Folder, Params: in.Params, SystemPrompt: in.SystemPrompt, Pinned: in.Pinned, ToolsOff: in.ToolsOff}
+	if in.AgentMode != nil || in.Kind != nil || in.Profile != nil || in.Dir != nil {
+		if err := s.checkAgentPatch(ctx, user, id, in); err != nil {
+			return store.Chat{}, err
+		}
+		p.AgentMode = in.AgentMode
+	}
 	if in.Title != nil {
 		t := strings.TrimSpace(*in.Title)
 		if len(t) > 200 {
@@ -142,6 +156,48 @@ func (s *Service) Update(ctx context.Context, user ids.UserID, id ids.ChatID, in
 	}
 	s.Notify(user, id, "updated")
 	return ch, nil
+}
+
+// checkAgentPatch checks a patch's agent fields against the chat: only
+// the mode of an agent chat may change. A transcript whose earlier turns
+// ran somewhere else is not one conversation, so kind, connection and
+// directory stay as the chat was created (the same value is no change).
+func (s *Service) checkAgentPatch(ctx context.Context, user ids.UserID, id ids.ChatID, in Patch) error {
+	ch, err := s.db.ChatByID(ctx, user, id)
+	if err != nil {
+		return storeErr(err, "chat")
+	}
+	kind := ch.Kind
+	if kind == "" {
+		kind = store.ChatPlain
+	}
+	if in.Kind != nil && *in.Kind != kind ||
+		in.Profile != nil && (ch.Agent.Profile == nil || *ch.Agent.Profile != *in.Profile) ||
+		in.Dir != nil && *in.Dir != ch.Agent.Dir {
+		return apperr.New(apperr.Invalid, "A chat's kind, connection and directory are fixed when the chat was created; only an agent chat's mode changes.")
+	}
+	if in.AgentMode != nil {
+		if kind != store.ChatAgent {
+			return apperr.New(apperr.Invalid, "Only an agent chat has a mode.")
+		}
+		if !in.AgentMode.Valid() {
+			return apperr.New(apperr.Invalid, "The mode is manual, plan, edit or auto.")
+		}
+	}
+	return nil
+}
+
+// ProfileLabel returns the name and user@host of an agent chat's SSH
+// profile, for its view ("" when it has none: deleted).
+func (s *Service) ProfileLabel(ctx context.Context, user ids.UserID, ch store.Chat) (name, host string) {
+	if ch.Kind != store.ChatAgent || ch.Agent.Profile == nil {
+		return "", ""
+	}
+	name, host, err := s.db.ProfileLabel(ctx, user, *ch.Agent.Profile)
+	if err != nil {
+		return "", ""
+	}
+	return name, host
 }
 
 // SaveDraft keeps the composer's unsent text for the chat.

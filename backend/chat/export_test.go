@@ -5,6 +5,7 @@ import (
 
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
+	"github.com/llembas/lembas/backend/tools"
 )
 
 // RequestFor builds the request the chat's next reply would be sent,
@@ -20,3 +21,7 @@ func (s *Service) RequestFor(ctx context.Context, user ids.UserID, chatID ids.Ch
 	}
 	return d.req, d.omitted, nil
 }
+
+// UseAgent makes agent chats run on a, their replies offered the tools of
+// reg (tests replace what core built: its agent needs a host).
+func (s *Service) UseAgent(a Agent, reg *tools.Service) { s.agent, s.tools = a, reg }

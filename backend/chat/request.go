@@ -40,6 +40,10 @@ type draft struct {
 	tools tools.ToolSet
 	// library is the library's part of the harness (libraryContext).
 	library prompts.Library
+	// agent is an agent chat's reply, read once (agentContext): its
+	// policy and limits go with the reply, its harness into the system
+	// message; nil in a plain chat.
+	agent *AgentReply
 	// othersPreview: SystemPreview for another person than its viewer,
 	// who sees stand-ins for that person's library (libraryContext).
 	othersPreview bool
@@ -84,6 +88,7 @@ func (s *Service) systemContributors() []contributor {
 		s.authoredPrompt,
 		s.offeredTools,
 		s.libraryContext,
+		s.agentContext,
 		s.harness,
 		systemMessage,
 	}
@@ -99,7 +104,7 @@ func (s *Service) request(ctx context.Context, user ids.UserID, from ids.Message
 	caller, _ := auth.CallerFrom(ctx)
 	caller.User = user
 	d := &draft{user: user, caller: caller, chat: tgt.chat, model: tgt.model, from: from, cont: cont, pending: pending,
-		req: llm.ChatRequest{Model: tgt.model.UpstreamID, Params: map[string]any{}}}
+		agent: tgt.agent, req: llm.ChatRequest{Model: tgt.model.UpstreamID, Params: map[string]any{}}}
 	for _, c := range s.contributors() {
 		if err := c(ctx, d); err != nil {
 			return nil, err
@@ -167,6 +172,22 @@ func (s *Service) libraryContext(ctx context.Context, d *draft) error {
 	return nil
 }
 
+// agentContext reads an agent chat's reply from the agent, unless the
+// reply read it already (withAgent: once per reply), for the harness's
+// agent variables (host, directory, mode, listing, rewind warning). The
+// fragments they fill are gated on the agent's tools being offered.
+func (s *Service) agentContext(ctx context.Context, d *draft) error {
+	if d.chat.Kind != store.ChatAgent {
+		return nil
+	}
+	tgt, err := s.withAgent(ctx, d.user, target{chat: d.chat, agent: d.agent})
+	if err != nil {
+		return err
+	}
+	d.agent = tgt.agent
+	return nil
+}
+
 // harness puts the harness (backend/prompts: the date, the model's name,
 // guidance for the tools offered) before the authored prompt. It is not a
 // fourth layer of precedence: nobody authored it, it describes the
@@ -175,8 +196,12 @@ func (s *Service) harness(ctx context.Context, d *draft) error {
 	if s.prompts == nil {
 		return nil
 	}
-	h, err := s.prompts.Harness(ctx, prompts.Request{ModelName: modelName(d.model), Families: d.tools.Families(),
-		Guidance: d.tools.Guidance(), Library: d.library})
+	r := prompts.Request{ModelName: modelName(d.model), Families: d.tools.Families(),
+		Guidance: d.tools.Guidance(), Library: d.library}
+	if d.agent != nil {
+		r.Agent = d.agent.Harness
+	}
+	h, err := s.prompts.Harness(ctx, r)
 	if err != nil {
 		return err
 	}

@@ -148,8 +148,15 @@ func authzCalls(llmURL string) map[string]authzCall {
 			cursor: []reflect.Type{messageIDType}},
 		"Chats.Send": {args: func(s authzIDs) []any {
 			return []any{map[string]any{"chatId": s.Chat, "modelId": s.Model, "content": "pwned", "attachments": []ids.AttachmentID{s.Attachment},
-				"knowledge": map[string]any{"scoped": true, "bases": []ids.BaseID{s.Base}}}}
-		}, invalid: true}, // a scope sent with an existing chat is refused as invalid
+				"knowledge": map[string]any{"scoped": true, "bases": []ids.BaseID{s.Base}},
+				"agent":     map[string]any{"profile": s.Profile, "dir": "/", "mode": "auto"}}}
+		}, invalid: true}, // a scope or an agent sent with an existing chat is refused as invalid
+		"Chats.Answer": {args: func(s authzIDs) []any {
+			return []any{s.ReplyMsg, map[string]any{"id": "pwned", "items": map[string]any{"c0": map[string]any{"approve": true}}}}
+		}},
+		"Chats.CarryOutPlan": {args: func(s authzIDs) []any {
+			return []any{s.ReplyMsg}
+		}},
 		"Chats.Stop":       {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Regenerate": {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		"Chats.Continue":   {args: func(s authzIDs) []any { return []any{s.Chat} }},

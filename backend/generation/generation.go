@@ -111,6 +111,11 @@ type Frame struct {
 	// is doing while nothing streams, plain text); "" clears it, and so
 	// does the final frame.
 	Activity *string `json:"activity,omitempty"`
+	// Ask, when present, replaces the reply's pending card (Output.Pause):
+	// a frame carries it whenever it changed, null included (the card is
+	// gone), a Live snapshot always, and the final frame null when the
+	// reply ever asked.
+	Ask *AskState `json:"ask,omitempty"`
 	// Content is the reply's Markdown source (its text parts), on a final
 	// frame only: with the final HTML and metrics it is all the
 	// transcript needs (Copy), so a follower does not read the message
@@ -226,6 +231,15 @@ type gen struct {
 	// activityChanged: the next frame carries it.
 	activity        string
 	activityChanged bool
+	// ask is the card the reply waits on (Output.Pause; nil: none) and
+	// answers where Service.Answer delivers its answer; askChanged: the
+	// next frame carries it; asked: the reply paused at least once.
+	ask               *Ask
+	answers           chan Answer
+	askChanged, asked bool
+	// paused is the time spent waiting on the person, which is not
+	// generation time (tokens per second).
+	paused time.Duration
 
 	// feed numbers, coalesces and publishes the reply's frames; it is
 	// guarded by mu with the rest, and its Done is the reply's end.
@@ -367,6 +381,7 @@ func (g *gen) Snapshot(seq int64) Frame {
 	if g.activity != "" {
 		f.Activity = ptr(g.activity)
 	}
+	f.Ask = g.askState()
 	return f
 }
 
@@ -450,7 +465,7 @@ func (s *Service) frames(g *gen) {
 // nothing changed (follow.Source). g.mu held.
 func (g *gen) Next(seq int64) (Frame, bool) {
 	ops := g.partOps(false)
-	if len(ops) == 0 && !g.activityChanged {
+	if len(ops) == 0 && !g.activityChanged && !g.askChanged {
 		return Frame{}, false
 	}
 	g.updateMetrics(nil)
@@ -458,6 +473,9 @@ func (g *gen) Next(seq int64) (Frame, bool) {
 	f := Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq, Status: StatusStreaming, Parts: ops, Metrics: &m}
 	if g.activityChanged {
 		f.Activity, g.activityChanged = ptr(g.activity), false
+	}
+	if g.askChanged {
+		f.Ask, g.askChanged = g.askState(), false
 	}
 	return f, true
 }
@@ -538,7 +556,7 @@ func (g *gen) updateMetrics(u *llm.Usage) {
 		m.PromptTokens = ptr(prompt)
 	}
 	if g.firstTok > 0 {
-		if gen := time.Since(g.start) - g.firstTok; gen > 100*time.Millisecond && completion > 1 {
+		if gen := time.Since(g.start) - g.firstTok - g.paused; gen > 100*time.Millisecond && completion > 1 {
 			m.TokensPerSec = ptr(float64(completion) / gen.Seconds())
 		}
 	}
@@ -585,6 +603,8 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	}
 	g.status = status
 	g.activity, g.activityChanged = "", false
+	asked := g.asked
+	g.ask, g.askChanged = nil, false
 	// Every text part rendered whole once more; the final frame carries
 	// only what differs from the frames sent. One that ended early has
 	// the markup it left open closed.
@@ -612,6 +632,9 @@ func (s *Service) finish(g *gen, res llm.Result, err error) {
 	s.finalFrame(g, func(seq int64) (sent, kept Frame) {
 		sent = Frame{ChatID: g.job.Chat, MessageID: g.job.Message, Seq: seq, Parts: ops,
 			Status: status, Error: g.errText, Metrics: &m, Content: content}
+		if asked {
+			sent.Ask = &AskState{}
+		}
 		for _, p := range g.parts {
 			p.closed, p.closeSent = true, true
 		}

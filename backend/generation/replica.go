@@ -17,6 +17,8 @@ type Replica struct {
 	Status  store.Status
 	Error   string
 	Content string
+	// Ask is the card the follower shows (nil: none).
+	Ask *Ask
 }
 
 // ReplicaPart is one part as a follower has it: a text part's HTML as its
@@ -34,7 +36,7 @@ func (p ReplicaPart) HTML() string { return p.Sealed + p.Tail }
 
 // Snapshot replaces everything with a Live frame.
 func (r *Replica) Snapshot(f Frame) error {
-	r.Parts = nil
+	r.Parts, r.Ask = nil, nil
 	r.Seq = f.Seq - 1
 	return r.Apply(f)
 }
@@ -73,6 +75,9 @@ func (r *Replica) Apply(f Frame) error {
 			p.Text += op.Text
 		}
 		p.Closed = op.Close
+	}
+	if f.Ask != nil {
+		r.Ask = f.Ask.Ask
 	}
 	r.Status, r.Error = f.Status, f.Error
 	if f.Content != "" {

@@ -277,8 +277,15 @@ func handshake(ctx context.Context, t Target, cfg *ssh.ClientConfig) (*ssh.Clien
 		}
 		return nil, apperr.Wrap(apperr.Unavailable, err, "The SSH handshake with %s failed; is an SSH server listening on that port?", addr)
 	}
+	client := ssh.NewClient(c, chans, reqs)
+	if !stopped {
+		// ctx ended just as the handshake finished: its deadline may
+		// land on the connection at any moment now.
+		client.Close()
+		return nil, ctx.Err()
+	}
 	conn.SetDeadline(time.Time{})
-	return ssh.NewClient(c, chans, reqs), nil
+	return client, nil
 }
 
 // Close closes the connection (and every session on it).
@@ -316,11 +323,14 @@ const killGrace = 10 * time.Second
 // Run runs command in a fresh session (each command is a fresh shell:
 // nothing carries over from the one before).
 //
-// sshd runs the string through the user's login shell (`$SHELL -c`), so
-// command is shell syntax. When Dir is set the string sent is
-// "cd -- 'DIR' || exit" and a newline before command: a directory that is
+// command is shell syntax, run as `exec "$SHELL" -l -c SCRIPT`: sshd
+// runs a command through the user's shell without its login files, and a
+// login shell gives the agent the PATH the person's own terminal has
+// (~/.local/bin, toolchains added in ~/.profile). When Dir is set SCRIPT is
+// "cd -- 'DIR' || exit", a newline, then command: a directory that is
 // missing fails the command with cd's message, and the newline keeps any
-// ";", "&" or comment in command from binding to the cd.
+// ";", "&" or comment in command from binding to the cd. The login shell
+// is assumed POSIX-like (sh, bash, zsh, dash).
 //
 // On the time limit or ctx's end the command's process group is sent
 // SIGKILL (sshd runs a command without a PTY as its own session leader,
@@ -336,10 +346,11 @@ func (c *Client) Run(ctx context.Context, command string, opt RunOptions) (RunRe
 	out := &capped{max: opt.MaxOutput}
 	sess.Stdout = out
 	sess.Stderr = out
-	full := command
+	script := command
 	if opt.Dir != "" {
-		full = "cd -- " + Quote(opt.Dir) + " || exit\n" + command
+		script = "cd -- " + Quote(opt.Dir) + " || exit\n" + command
 	}
+	full := `exec "$SHELL" -l -c ` + Quote(script)
 	if err := sess.Start(full); err != nil {
 		return RunResult{Exit: -1}, apperr.Wrap(apperr.Unavailable, err, "The SSH server would not start the command.")
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/llembas/lembas/backend/ids"
@@ -529,4 +530,28 @@ func (db *DB) EmptyTrash(ctx context.Context, user ids.UserID, olderThan int64) 
 		db.release(files)
 	}
 	return n, err
+}
+
+// ProfileLabel returns the name and the "user@host" (":port" when not 22)
+// of user's SSH profile id, which an agent chat's view shows; another
+// person's profile, or none, is ErrNotFound.
+func (db *DB) ProfileLabel(ctx context.Context, user ids.UserID, id ids.ProfileID) (name, host string, err error) {
+	var h, u string
+	var port int
+	err = db.r.QueryRowContext(ctx, `SELECT name, host, port, username FROM ssh_profiles WHERE id = ? AND user_id = ?`, id, user).
+		Scan(&name, &h, &port, &u)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", fmt.Errorf("ssh profile %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read ssh profile %d: %w", id, err)
+	}
+	if port != 22 {
+		if strings.Contains(h, ":") {
+			h = "[" + h + "]" // an IPv6 address
+		}
+		h += ":" + strconv.Itoa(port)
+	}
+	host = u + "@" + h
+	return name, host, nil
 }
