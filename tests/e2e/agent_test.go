@@ -317,6 +317,15 @@ func TestAgentChatInChromium(t *testing.T) {
 		a.shot("carried-out")
 	})
 
+	run("a regenerated reply says the host was not rewound", func(t *testing.T) {
+		if a.bool(`!!document.querySelector('.agent-rewound')`) {
+			t.Fatal("the rewound notice shows before any rewind")
+		}
+		a.clickXPath(`(//article[contains(@class,'msg-assistant')])[last()]//button[contains(., 'Regenerate')]`)
+		a.waitReplyIdle()
+		a.waitJS(`document.querySelector('.agent-rewound')?.textContent === 'The transcript was rewound; files changed by earlier steps are still on the host.'`)
+	})
+
 	run("a changed host key warns and offers no accept", func(t *testing.T) {
 		sshd.RotateHostKey()
 		a.do(chromedp.Navigate(a.base + "/#/settings/ssh/" + strconv.Itoa(profileID)))

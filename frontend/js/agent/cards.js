@@ -37,7 +37,8 @@ function callLines(item, parts) {
   const a = call ? argsOf(call.text) : null;
   const main = a && typeof (a.command ?? a.path) === 'string' ? String(a.command ?? a.path) : '';
   const cwd = a && typeof a.cwd === 'string' ? a.cwd : '';
-  return { main: main || String(item.text || ''), cwd, text: main && item.text && item.text !== main ? String(item.text) : '' };
+  const text = String(item.text || '');
+  return { main: main || text, cwd, text: main && text && !text.includes(main) ? text : '' };
 }
 
 function remaining(deadline, now) {

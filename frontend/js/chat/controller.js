@@ -583,17 +583,16 @@ export function useChatController(chatId) {
   };
 
   // carryOutPlan sends the plan of reply messageId back as a new turn in
-  // Edit mode (Chats.CarryOutPlan); the new turn and reply are read from
-  // the server, the reply followed as any running one is.
+  // Edit mode (Chats.CarryOutPlan, which answers as Send does: the chat,
+  // now in Edit, and the new turn and reply).
   const carryOutPlan = async (messageId) => {
     const fol = follower.current;
     fol.hold();
     try {
-      await call('Chats.CarryOutPlan', messageId);
-      const c = await call('Chats.Get', chatId);
-      if (c) setChat((old) => ({ ...old, ...c, draft: old ? old.draft : c.draft }));
-      await reloadNewest();
-      follow.current = true;
+      const r = await call('Chats.CarryOutPlan', messageId);
+      setMessages((ms) => ms.filter((m) => m.id !== r.user.id && m.id !== r.assistant.id).concat([r.user, r.assistant]));
+      if (r.chat) setChat((old) => ({ ...old, ...r.chat, draft: old ? old.draft : r.chat.draft }));
+      startFresh(r.assistant);
     } catch (err) {
       toastError('Could not carry out the plan', err);
     } finally {
