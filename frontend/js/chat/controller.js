@@ -564,13 +564,6 @@ export function useChatController(chatId) {
     }
   };
 
-  // rereadAgentChat reads an agent chat again after a rewind (edit or
-  // regenerate), which stamps rewoundAt.
-  const rereadAgentChat = () => {
-    if (!chat || chat.kind !== 'agent') return;
-    call('Chats.Get', chatId).then((c) => c && setChat((old) => ({ ...old, ...c, draft: old ? old.draft : c.draft })), () => {});
-  };
-
   // setAgentMode changes an agent chat's mode; the select shows the row
   // the server answers with.
   const setAgentMode = async (mode) => {
@@ -613,7 +606,6 @@ export function useChatController(chatId) {
         return out.concat([a]);
       });
       startFresh(a);
-      rereadAgentChat();
     } catch (err) {
       toastError('Could not regenerate the reply', err);
     } finally {
@@ -654,7 +646,6 @@ export function useChatController(chatId) {
         return head.concat([r.user, r.assistant]);
       });
       startFresh(r.assistant);
-      rereadAgentChat();
       return true;
     } catch (err) {
       toastError('The edit was not saved', err);
