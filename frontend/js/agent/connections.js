@@ -162,7 +162,7 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
           </div>
         </fieldset>
         ${signIn === 'generated' && creating && html`<p class="field-help">An ed25519 key is made when you add the connection; its public key is shown here to copy.</p>`}
-        ${signIn === 'generated' && !creating && profile.auth === 'key' && profile.publicKey && html`<${PublicKey} profile=${profile} />`}
+        ${signIn === 'generated' && !creating && profile.auth === 'key' && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
         ${signIn === 'generated' && !creating && profile.auth === 'password' && html`<p class="field-help">A new key is made when you save.</p>`}
         ${signIn === 'pasted' && html`
           <${Field} id="ssh-private-key" as="textarea" rows="5" label="Private key" value=${privateKey} onValue=${setPrivateKey}
@@ -248,15 +248,15 @@ function HostKey({ profile, onChanged }) {
         ${pinned
           ? html`<p>Accepted: <code class="agent-fingerprint" id="ssh-pinned">${pinned.fingerprint}</code></p>`
           : html`<p class="muted" id="ssh-pinned-none">No key accepted yet.</p>`}
-        ${scan && scan.status === 'new' && html`
+        ${!!scan && scan.status === 'new' && html`
           <div class="agent-scan" id="ssh-scan" data-status="new">
             <p>The host offers <code class="agent-fingerprint">${scan.fingerprint}</code></p>
             <p class="field-help">Compare it with the host's own: <code>ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub</code> run there.</p>
             <button type="button" class="btn btn-primary btn-sm" id="ssh-accept" disabled=${!!busy} onClick=${accept}>Accept this key</button>
           </div>`}
-        ${scan && scan.status === 'same' && html`
+        ${!!scan && scan.status === 'same' && html`
           <p class="success-note" id="ssh-scan" data-status="same" role="status">Matches the accepted key: <code class="agent-fingerprint">${scan.fingerprint}</code></p>`}
-        ${scan && scan.status === 'changed' && html`
+        ${!!scan && scan.status === 'changed' && html`
           <div class="warning-note agent-scan-changed" id="ssh-scan" data-status="changed" role="alert">
             <p><strong>The host's key has changed.</strong> It now offers <code class="agent-fingerprint">${scan.fingerprint}</code>, not the accepted <code class="agent-fingerprint">${scan.pinned}</code>.</p>
             <p>Someone may be between you and the host. If you know it was reinstalled or its keys replaced, forget the old key and check again.</p>

@@ -57,12 +57,12 @@ function Browser({ profile, start, onChoose, onClose }) {
       <div class="agent-browse-head">
         <span class="mono agent-browse-dir" id="agent-browse-dir">${listing ? listing.dir : '…'}</span>
         <span class="spacer"></span>
-        ${listing && listing.parent && listing.parent !== listing.dir && html`
+        ${!!listing && !!listing.parent && listing.parent !== listing.dir && html`
           <button type="button" class="btn btn-sm" id="agent-browse-up" disabled=${busy} onClick=${() => open(listing.parent)}>Up</button>`}
         <button type="button" class="btn btn-sm" onClick=${onClose}>Close</button>
       </div>
       ${error && html`<p class="error-note" role="alert">${error}</p>`}
-      ${listing && html`
+      ${!!listing && html`
         <ul class="agent-browse-list" aria-label="Directories">
           ${entries.length === 0 && html`<li class="muted">Empty.</li>`}
           ${entries.map((e) => html`
@@ -109,9 +109,9 @@ export function KindChoice({ value, onChange }) {
         <label class=${'segment' + (agent ? ' is-on' : '')}><input type="radio" name="chat-kind" id="chat-kind-agent" checked=${agent}
           onChange=${chooseAgent} /><span>Agent</span></label>
       </div>
-      ${agent && profiles.length === 0 && html`
+      ${!!agent && profiles.length === 0 && html`
         <p class="agent-new-empty">No SSH connections yet. <a href=${hrefs.settings('ssh', 'new')} id="agent-add-connection">Add one in Settings → SSH connections</a>.</p>`}
-      ${agent && profiles.length > 0 && html`
+      ${!!agent && profiles.length > 0 && html`
         <div class="agent-new-fields">
           <div class="field">
             <label class="field-label" for="agent-profile">SSH connection</label>
@@ -131,7 +131,7 @@ export function KindChoice({ value, onChange }) {
           </div>
           <${ModeSelect} id="agent-new-mode" value=${value.mode} onChange=${(m) => set({ mode: m })} />
         </div>
-        ${browsing && html`<${Browser} profile=${value.profile} start=${value.dir}
+        ${!!browsing && html`<${Browser} profile=${value.profile} start=${value.dir}
           onChoose=${(d) => { set({ dir: d }); setBrowsing(false); }} onClose=${() => setBrowsing(false)} />`}
         <p class="field-help">The connection and directory are fixed once the chat starts; the mode can change at any time.</p>`}
     </section>`;

@@ -65,7 +65,7 @@ export function AgentSettings() {
       </div>
       ${!draft && !error && html`<p class="loading-line" role="status">Loading…</p>`}
       ${!draft && html`<${FormError} error=${error} id="agent-settings-error" />`}
-      ${draft && html`
+      ${!!draft && html`
         <form class="card" id="agent-settings" onSubmit=${save} noValidate>
           <div class="card-body form-grid">
             <label class="check"><input type="checkbox" id="agent-enabled" checked=${draft.enabled}
