@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
+	"encoding/pem"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/sshx/sshtest"
@@ -185,6 +189,63 @@ func TestAgentChatInChromium(t *testing.T) {
 			t.Fatalf("the test failed: %s", a.str(`document.querySelector('#ssh-test-result').textContent`))
 		}
 		a.shot("connection")
+	})
+
+	run("a pasted key and a password, never shown back", func(t *testing.T) {
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, err := ssh.MarshalPrivateKey(priv, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		signer, err := ssh.NewSignerFromKey(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sshd.AuthorizeKey(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))))
+		pemText := string(pem.EncodeToMemory(block))
+		secretLine := strings.Split(pemText, "\n")[1]
+		type way struct{ name, radio, field, secret string }
+		ways := []way{{"Pasted key", "#ssh-signin-pasted", "#ssh-private-key", pemText}}
+		if sshd.Password != "" {
+			ways = append(ways, way{"Password", "#ssh-signin-password", "#ssh-password", sshd.Password})
+		} else {
+			t.Log("sshtest has no password user here: the password connection is not tried")
+		}
+		for _, w := range ways {
+			a.do(chromedp.Navigate(a.base + "/#/settings/ssh/new"))
+			a.waitJS(`!!document.querySelector('#ssh-name') && !document.querySelector('#ssh-host').value`)
+			a.fill("#ssh-name", w.name)
+			a.fill("#ssh-host", sshd.Host)
+			a.fill("#ssh-port", strconv.Itoa(sshd.Port))
+			a.fill("#ssh-user", sshd.User)
+			a.click(w.radio)
+			a.waitJS(`!!document.querySelector(` + jsString(w.field) + `)`)
+			a.setValue(w.field, w.secret)
+			a.click("#ssh-save")
+			a.waitJS(`/^#\/settings\/ssh\/\d+$/.test(location.hash) && location.hash !== '#/settings/ssh/` + strconv.Itoa(profileID) + `' && document.querySelector('#ssh-form h2').textContent === ` + jsString(w.name))
+			if !a.bool(`(document.querySelector(` + jsString(w.field) + `)?.value || '') === ''`) {
+				t.Errorf("%s: the secret is still in its field after saving", w.name)
+			}
+			needle := w.secret
+			if w.field == "#ssh-private-key" {
+				needle = secretLine
+			}
+			if a.bool(`document.documentElement.innerHTML.includes(` + jsString(needle) + `)`) {
+				t.Errorf("%s: the secret is in the page", w.name)
+			}
+			a.click("#ssh-check")
+			a.waitJS(`document.querySelector('#ssh-scan')?.dataset.status === 'new'`)
+			a.click("#ssh-accept")
+			a.waitJS(`!!document.querySelector('#ssh-pinned')`)
+			a.click("#ssh-test-run")
+			a.waitJSFor(`!!document.querySelector('#ssh-test-result')`, 60*time.Second)
+			if !a.bool(`document.querySelector('#ssh-test-result').dataset.ok === 'true'`) {
+				t.Errorf("%s: the test failed: %s", w.name, a.str(`document.querySelector('#ssh-test-result').textContent`))
+			}
+		}
 	})
 
 	run("an agent chat in Manual mode; a command approved", func(t *testing.T) {
