@@ -387,6 +387,19 @@ func TestAgentChatInChromium(t *testing.T) {
 		a.waitJS(`document.querySelector('.agent-rewound')?.textContent === 'The transcript was rewound; files changed by earlier steps are still on the host.'`)
 	})
 
+	run("the agent bar on a phone", func(t *testing.T) {
+		a.do(chromedp.EmulateViewport(390, 844))
+		defer a.do(chromedp.EmulateViewport(1280, 800))
+		a.waitJS(`(() => { const s = document.querySelector('#agent-mode'); if (!s) return false;
+			const r = s.getBoundingClientRect(); return r.width > 0 && r.right <= innerWidth; })()`)
+		// The sidebar slides away first.
+		a.waitJS(`(() => { const s = document.querySelector('.sidebar'); return !s || s.getBoundingClientRect().right <= 1; })()`)
+		if a.bool(`document.documentElement.scrollWidth > innerWidth`) {
+			t.Error("the agent chat scrolls sideways on a phone")
+		}
+		a.shot("phone")
+	})
+
 	run("a changed host key warns and offers no accept", func(t *testing.T) {
 		sshd.RotateHostKey()
 		a.do(chromedp.Navigate(a.base + "/#/settings/ssh/" + strconv.Itoa(profileID)))

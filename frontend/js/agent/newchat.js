@@ -140,6 +140,7 @@ export function KindChoice({ value, onChange }) {
 /** AgentBar is an agent chat's line under the header: where it works, and its mode. */
 export function AgentBar({ chat, onMode }) {
   const a = chat.agent || {};
+  const where = (a.host || '?') + ':' + (a.dir || '');
   const [busy, setBusy] = useState(false);
   // rev redraws the select from the row after every change, so a refused
   // one does not leave it showing a mode the chat is not in.
@@ -152,8 +153,8 @@ export function AgentBar({ chat, onMode }) {
   };
   return html`
     <div class="agent-bar">
-      <p class="agent-where" title=${a.profileName || ''}>
-        <span class="visually-hidden">Works on </span><span class="mono agent-where-text" id="agent-where">${(a.host || '?') + ':' + (a.dir || '')}</span>
+      <p class="agent-where" title=${(a.profileName ? a.profileName + ': ' : '') + where}>
+        <span class="visually-hidden">Works on </span><span class="mono agent-where-text" id="agent-where">${where}</span>
       </p>
       <${ModeSelect} key=${rev} id="agent-mode" value=${a.mode || 'manual'} onChange=${change} disabled=${busy} />
     </div>`;
