@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# (./backend/core includes TerminalFlood: one shell runs `yes` for 10 s
+# through the WebSocket to a real sshd, watched by a reading and a sleeping
+# viewer, while another chat's viewer types; skipped without sshd.)
 go test -run '^$' -bench . -benchmem -count 3 \
   ./backend/api ./backend/events ./backend/core ./backend/render ./backend/store ./backend/generation ./backend/tools ./tests/cli | tee "$out"
 # Opening a 2,000-message chat against a 20-message one, in Chromium against
@@ -88,6 +91,8 @@ echo "figure knowledge_search_p50_ms $(median KnowledgeSearch p50_ms) ms"
 echo "figure knowledge_search_p95_ms $(median KnowledgeSearch p95_ms) ms"
 echo "figure library_ingest_mb_s $(median LibraryIngest mb_s) MB/s"
 echo "figure library_ingest_peak_heap_mb $(median LibraryIngest peak_heap_mb) MB"
+echo "figure terminal_flood_rss_mb $(median TerminalFlood rss_mb) MB"
+echo "figure terminal_flood_echo_p99_ms $(median TerminalFlood echo_p99_ms) ms"
 
 # Streaming under load: 50 replies at 100 tokens/s each against the real
 # server binary (build/loadtool), median of three runs. The per-run details

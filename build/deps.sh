@@ -5,7 +5,7 @@
 set -euo pipefail
 
 desktop=(libgtk-3-dev libwebkit2gtk-4.1-dev pkg-config gcc)
-test=("${desktop[@]}" chromium xvfb x11-utils dbus openbox imagemagick fonts-dejavu-core dpkg-dev desktop-file-utils gnome-keyring libsecret-tools openssh-server)
+test=("${desktop[@]}" chromium xvfb x11-utils dbus openbox imagemagick fonts-dejavu-core dpkg-dev desktop-file-utils gnome-keyring libsecret-tools openssh-server zsh)
 
 case "${1:-}" in
   desktop) want=("${desktop[@]}") ;;

@@ -39,3 +39,13 @@ if ! systemctl is-active --quiet lembas; then
 	exit 1
 fi
 echo "Updated to $(/usr/local/bin/lembas version). Backup: $backup"
+
+# The terminal panel is a WebSocket: an nginx vhost written before it may
+# still clear Connection for every request, which fails each handshake
+# without a word to the browser. deploy/nginx.conf passes upgrades.
+for f in /etc/nginx/sites-enabled/* /etc/nginx/conf.d/*.conf; do
+	[[ -f $f ]] && grep -q '127.0.0.1:8484' "$f" || continue
+	if ! grep -q 'map \$http_upgrade' "$f" && ! grep -rqs 'map \$http_upgrade' /etc/nginx/nginx.conf /etc/nginx/conf.d; then
+		echo "update.sh: $f does not pass WebSocket upgrades; the terminal panel needs the map \$http_upgrade and Upgrade/Connection lines of deploy/nginx.conf" >&2
+	fi
+done

@@ -32,6 +32,7 @@ type Facades struct {
 	MCP         *MCP
 	Library     *Library
 	Agent       *Agent
+	Terminal    *Terminal
 	Diag        *Diag
 }
 
@@ -53,6 +54,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"MCP", f.MCP},
 		{"Library", f.Library},
 		{"Agent", f.Agent},
+		{"Terminal", f.Terminal},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

@@ -216,6 +216,13 @@ var Table = map[string]Guards{
 		"ScanHostKey": agentUse, "AcceptHostKey": agentUse, "ForgetHostKey": agentUse, "Test": agentUse, "Browse": agentUse,
 		"Settings": agentUse, "SetSettings": AdminOnly,
 	},
+	// The terminal panel: in the desktop window through calls and events
+	// (a browser uses the WebSocket route, GET /api/terminal/{chatID});
+	// LastCommand in both.
+	"Terminal": {
+		"Open": terminalWindow, "Input": terminalWindow, "Resize": terminalWindow, "Close": terminalWindow,
+		"LastCommand": agentUse,
+	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,
@@ -228,6 +235,8 @@ var (
 	selfTest      = SignedIn.Note("registered only under LEMBAS_SELFTEST")
 	libraryUse    = Perm(auth.LibraryUse)
 	agentUse      = Perm(auth.AgentUse)
+	// terminalWindow: a browser has the WebSocket route instead.
+	terminalWindow = DesktopOwner("only the desktop window opens a terminal through calls; a browser uses its WebSocket")
 )
 
 // GuardOf returns the guard of "Facade.Method" in Table.

@@ -277,6 +277,12 @@ func authzCalls(llmURL string) map[string]authzCall {
 			return []any{s.Skill, map[string]any{"name": "pwned", "description": "pwned", "body": "pwned"}}
 		}},
 		"Library.DeleteSkill": {args: func(s authzIDs) []any { return []any{s.Skill} }},
+
+		"Terminal.Open":        {args: func(s authzIDs) []any { return []any{s.Chat, 80, 24} }},
+		"Terminal.Input":       {args: func(authzIDs) []any { return []any{"nope", []byte("x")} }},
+		"Terminal.Resize":      {args: func(authzIDs) []any { return []any{"nope", 80, 24} }},
+		"Terminal.Close":       {args: func(authzIDs) []any { return []any{"nope"} }},
+		"Terminal.LastCommand": {args: func(s authzIDs) []any { return []any{s.Chat} }},
 		// The item's id is a plain number beside its kind (no ids type), so
 		// the library subtest below probes each kind with A's items; here B
 		// reads and changes the shares of B's own base. Sharing one's own

@@ -48,6 +48,7 @@ import (
 	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/settings"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/terminal"
 	"github.com/llembas/lembas/backend/tools"
 	webtools "github.com/llembas/lembas/backend/web"
 )
@@ -112,6 +113,9 @@ type Options struct {
 	WriteTimeout time.Duration
 	MaxDownloads int
 	DownloadWait time.Duration
+	// TerminalDialer replaces how a terminal reaches an agent chat's host
+	// (tests give a fake shell); nil is the chat's SSH profile.
+	TerminalDialer terminal.Dialer
 	// Now is the harness's clock (tests fix it so requests do not depend
 	// on the day); nil is time.Now, the server's local time zone.
 	Now func() time.Time
@@ -157,6 +161,8 @@ type Core struct {
 	// Drops shelves files dropped onto the desktop window until the
 	// window claims them through the desktop mount.
 	Drops *drops.Shelf
+	// Terminal is the terminal panel's shells, one per agent chat.
+	Terminal *terminal.Service
 
 	opt     Options
 	permits api.Permits
@@ -310,7 +316,9 @@ func (c *Core) open(ctx context.Context) error {
 		c.Tools.AddSource(src)
 	}
 	c.Prompts = prompts.New(db, c.opt.Now)
-	c.Chat = chat.New(db, c.Gen, c.Connections, c.Bus, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
+	c.Terminal = c.newTerminal()
+	c.Agent.OnProfileChanged(c.Terminal.EndProfile)
+	c.Chat = chat.New(db, c.Gen, c.Connections, chatBus{c.Bus, c.Terminal}, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
 		Tools: c.Tools, Prompts: c.Prompts, Library: c.Library, Agent: c.Agent})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)
@@ -354,6 +362,7 @@ func (c *Core) open(ctx context.Context) error {
 		MCP:         api.NewMCP(c.MCP),
 		Library:     api.NewLibrary(c.Library, c.Render),
 		Agent:       api.NewAgent(c.Agent),
+		Terminal:    api.NewTerminal(c.Terminal, c.Bus),
 	}
 	if cfg.SelfTest {
 		var release func()
@@ -460,6 +469,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		Avatars:      api.NewAvatarStore(c.Connections),
 		Attachments:  api.NewFileRoutes(c.Files, c.Audio, c.permits),
 		Documents:    api.NewLibraryRoutes(c.Library, c.permits),
+		Terminals:    api.NewTerminalRoutes(c.Terminal, c.permits),
 		WriteTimeout: c.opt.WriteTimeout,
 		MaxDownloads: c.opt.MaxDownloads,
 		DownloadWait: c.opt.DownloadWait,
@@ -487,6 +497,9 @@ func (c *Core) Close() error {
 	if c.stopSweep != nil {
 		c.stopSweep()
 		<-c.sweepDone
+	}
+	if c.Terminal != nil {
+		c.Terminal.Shutdown()
 	}
 	if c.Gen != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -22,6 +22,7 @@ import (
 	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/connections"
 	"github.com/llembas/lembas/backend/customtools"
+	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/httpapi"
 	"github.com/llembas/lembas/backend/ids"
@@ -282,6 +283,29 @@ var facadeCalls = []facadeCall{
 	}, ""},
 	{"Library.UpdateSkill", func(*testing.T, *world) []any { return []any{999, map[string]any{"name": "x"}} }, apperr.NotFound},
 	{"Library.DeleteSkill", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	// The world's chat is no agent chat; no viewer is named "nope".
+	{"Agent.Profiles", noArgs, ""},
+	{"Agent.CreateProfile", func(*testing.T, *world) []any {
+		return []any{map[string]any{"name": "box", "host": "box.invalid", "port": 22, "username": "me", "auth": "key"}}
+	}, ""},
+	{"Agent.UpdateProfile", func(*testing.T, *world) []any { return []any{999, map[string]any{"name": "x"}} }, apperr.NotFound},
+	{"Agent.DeleteProfile", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Agent.ScanHostKey", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Agent.AcceptHostKey", func(*testing.T, *world) []any { return []any{999, "SHA256:x"} }, apperr.NotFound},
+	{"Agent.ForgetHostKey", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Agent.Test", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Agent.Browse", func(*testing.T, *world) []any { return []any{999, ""} }, apperr.NotFound},
+	{"Agent.Settings", noArgs, ""},
+	{"Agent.SetSettings", func(*testing.T, *world) []any { return []any{map[string]any{}} }, ""},
+	{"Chats.Answer", func(*testing.T, *world) []any {
+		return []any{999, map[string]any{"id": "x", "items": map[string]any{}}}
+	}, apperr.NotFound},
+	{"Chats.CarryOutPlan", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Terminal.Open", func(t *testing.T, w *world) []any { return []any{w.chat, 80, 24} }, apperr.NotFound},
+	{"Terminal.Input", func(*testing.T, *world) []any { return []any{"nope", []byte("x")} }, apperr.NotFound},
+	{"Terminal.Resize", func(*testing.T, *world) []any { return []any{"nope", 80, 24} }, apperr.NotFound},
+	{"Terminal.Close", func(*testing.T, *world) []any { return []any{"nope"} }, ""},
+	{"Terminal.LastCommand", func(t *testing.T, w *world) []any { return []any{w.chat} }, apperr.NotFound},
 	{"Library.Shares", func(*testing.T, *world) []any { return []any{map[string]any{"kind": "base", "id": 999}} }, apperr.NotFound},
 	{"Library.SetShares", func(*testing.T, *world) []any {
 		return []any{map[string]any{"kind": "note", "id": 999, "to": []any{}}}
@@ -547,6 +571,9 @@ func TestEventsReachTheCallerOverSSE(t *testing.T) {
 	if want := []string{"event: hello", fmt.Sprintf(`data: {"user":%d}`, c.Owner.ID)}; strings.Join(hello, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("stream starts with %q, want %q", hello, want)
 	}
+	// The desktop window's terminal output is not for browsers: the
+	// first event the stream carries is the prefs one that follows.
+	c.Bus.Publish(events.Event{Topic: api.TopicTerminal, UserID: c.Owner.ID, Data: api.TerminalEvent{Viewer: "x", Data: []byte("secret")}})
 	post, _ := http.NewRequest("POST", srv.URL+"/api/Prefs.Set", strings.NewReader(`[{"theme":"moria"}]`))
 	post.AddCookie(cookie)
 	if resp, err := http.DefaultClient.Do(post); err != nil || resp.StatusCode != 200 {

@@ -77,6 +77,10 @@ type Options struct {
 	// Documents files and serves the library's documents (library.go);
 	// nil disables the routes.
 	Documents Documents
+	// Terminals opens the terminal panel's WebSocket (terminal.go); set
+	// on a listening socket only (the desktop window uses the Terminal
+	// facade), nil disables the route.
+	Terminals Terminals
 	// Drops hands over files dropped onto the desktop window (package
 	// drops); set on the desktop mount only.
 	Drops Drops
@@ -161,6 +165,9 @@ func New(opt Options) (http.Handler, error) {
 		h.handleAs("GET /api/library/documents/{id}", h.getDocument)
 	}
 	h.handleAs("GET /api/events", h.events)
+	if opt.Terminals != nil && opt.Auth != nil {
+		h.handleAs("GET /api/terminal/{chat}", h.terminalSocket)
+	}
 	if opt.SelfTest {
 		// The desktop test's proof that a panicking route leaves the app up.
 		h.handleAs("GET /api/selftest/panic", func(http.ResponseWriter, *http.Request, api.Caller) {

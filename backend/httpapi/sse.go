@@ -86,6 +86,9 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, caller api.Call
 				why = "closed"
 				return
 			}
+			if ev.Topic == api.TopicTerminal {
+				continue // the desktop window's; a browser has its WebSocket
+			}
 			frame, err := Frame(events.Envelope{Topic: ev.Topic, Data: ev.Data})
 			if err != nil {
 				h.opt.Log.Error("encode event", "topic", ev.Topic, "err", err)
