@@ -20,7 +20,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v11';
+const VERSION = 'v12';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -46,6 +46,7 @@ const SHELL = [
   '/css/account.css',
   '/css/admin.css',
   '/css/library.css',
+  '/css/agent.css',
   '/css/terminal.css',
   '/css/quick.css',
   '/css/highlight.css',
@@ -56,6 +57,10 @@ const SHELL = [
   '/js/account/account.js',
   '/js/account/login.js',
   '/js/account/sharing.js',
+  '/js/agent/cards.js',
+  '/js/agent/connections.js',
+  '/js/agent/newchat.js',
+  '/js/agent/settings.js',
   '/js/admin/access.js',
   '/js/admin/groups.js',
   '/js/admin/instance.js',

@@ -23,6 +23,8 @@ import { FirstRun } from './firstrun.js';
 import { hrefs } from '../core/router.js';
 import { Icon } from '../core/ui.js';
 import { useTerminalSlot } from '../terminal/panel.js';
+import { AgentBar, KindChoice } from '../agent/newchat.js';
+import { RewoundNotice } from '../agent/cards.js';
 
 export { mergeNewest, codeOf } from './controller.js';
 
@@ -78,6 +80,7 @@ function ChatHeader({ c, narrow, tools = null }) {
           disabled=${!c.isNew && !c.chat} model=${c.model} />
         ${tools}
       </div>
+      ${!c.isNew && c.chat && c.chat.kind === 'agent' && c.chat.agent ? html`<${AgentBar} chat=${c.chat} onMode=${c.setAgentMode} />` : null}
     </header>`;
 }
 
@@ -86,11 +89,13 @@ function ChatHeader({ c, narrow, tools = null }) {
 // that announces what screen readers should hear.
 function Transcript({ c }) {
   const { messages, states, reader } = c;
+  const isAgent = !!(c.chat && c.chat.kind === 'agent');
   return html`
     <div class="chat-scroll" ref=${c.scroller} onScroll=${c.onScroll} onClick=${c.onTranscriptClick}
       onwheel=${reader.markUser} ontouchmove=${reader.markUser} onfocusin=${reader.markUser}
       onpointerdown=${(e) => { reader.markUser(); if (e.target === c.scroller.current) reader.pointerHeld.current = true; }}>
       <div class="chat-inner" ref=${c.inner}>
+        ${c.isNew && !c.noConnections ? html`<${KindChoice} value=${c.newAgent} onChange=${c.setNewAgent} />` : null}
         ${c.isNew ? html`
           ${c.noConnections ? html`<${FirstRun} />` : html`
             <div class="greeting">
@@ -111,8 +116,10 @@ function Transcript({ c }) {
             : html`<${AssistantMessage} key=${m.id} msg=${m} state=${states.get(m.id) || null}
                 isLast=${m.id === c.lastId && m === c.lastAssistant} chatBusy=${c.busy}
                 onCopy=${c.copyMessage} onRegenerate=${c.regenerate} onContinue=${c.continueReply}
-                onAnnounce=${c.announce} onSynced=${c.onSynced} highlighted=${c.highlightId === m.id} />`))}
+                onAnnounce=${c.announce} onSynced=${c.onSynced} highlighted=${c.highlightId === m.id}
+                agent=${isAgent} onCarryOut=${c.carryOutPlan} />`))}
         </div>
+        ${isAgent && c.chat.agent && c.chat.agent.rewoundAt ? html`<${RewoundNotice} />` : null}
         <div class="visually-hidden" aria-live="polite" ref=${c.announceEl}></div>
       </div>
     </div>`;

@@ -202,6 +202,9 @@ export function useChatController(chatId) {
   const [renaming, setRenaming] = useState(false);
   // Settings chosen on the new-chat screen, sent with the first message.
   const [pendingSettings, setPendingSettings] = useState({});
+  // An agent chat's connection, directory and mode, chosen on the new-chat
+  // screen (agent/newchat.js); null for a chat.
+  const [newAgent, setNewAgent] = useState(null);
   const states = useRef(new Map()).current;
   const follower = useRef(null);
   const scroller = useRef(null);
@@ -523,8 +526,10 @@ export function useChatController(chatId) {
   const send = async (text, attachments = []) => {
     if (isNew) {
       try {
-        const r = await call('Chats.Send', { modelId: modelId || undefined, content: text, attachments, ...pendingSettings });
+        const agent = newAgent ? { agent: { profile: newAgent.profile, dir: newAgent.dir.trim(), mode: newAgent.mode } } : {};
+        const r = await call('Chats.Send', { modelId: modelId || undefined, content: text, attachments, ...pendingSettings, ...agent });
         setPendingSettings({});
+        setNewAgent(null);
         storage(NEW_DRAFT_KEY, null);
         handoff.set(r.chat.id, { chat: r.chat, messages: [r.user, r.assistant] });
         refreshChats();
@@ -556,6 +561,35 @@ export function useChatController(chatId) {
       await call('Chats.Stop', chatId);
     } catch (err) {
       toastError('Could not stop the reply', err);
+    }
+  };
+
+  // setAgentMode changes an agent chat's mode; the select shows the row
+  // the server answers with.
+  const setAgentMode = async (mode) => {
+    try {
+      const c = await call('Chats.Update', chatId, { agentMode: mode });
+      if (c) setChat((old) => ({ ...old, ...c, draft: old ? old.draft : c.draft }));
+    } catch (err) {
+      toastError('Could not change the mode', err);
+    }
+  };
+
+  // carryOutPlan sends the plan of reply messageId back as a new turn in
+  // Edit mode (Chats.CarryOutPlan, which answers as Send does: the chat,
+  // now in Edit, and the new turn and reply).
+  const carryOutPlan = async (messageId) => {
+    const fol = follower.current;
+    fol.hold();
+    try {
+      const r = await call('Chats.CarryOutPlan', messageId);
+      setMessages((ms) => ms.filter((m) => m.id !== r.user.id && m.id !== r.assistant.id).concat([r.user, r.assistant]));
+      if (r.chat) setChat((old) => ({ ...old, ...r.chat, draft: old ? old.draft : r.chat.draft }));
+      startFresh(r.assistant);
+    } catch (err) {
+      toastError('Could not carry out the plan', err);
+    } finally {
+      fol.release();
     }
   };
 
@@ -741,6 +775,8 @@ export function useChatController(chatId) {
   if (noConnections) disabledReason = 'Add a connection to start chatting.';
   else if (noModels) disabledReason = 'No models are available. Turn some on in Settings → Models.';
   else if (isNew && !modelId && store.modelsLoaded) disabledReason = 'Choose a model first.';
+  else if (isNew && newAgent && !newAgent.profile) disabledReason = 'Add an SSH connection for the agent first.';
+  else if (isNew && newAgent && !newAgent.dir.trim()) disabledReason = 'Choose the project directory first.';
 
   let lastAssistant = null;
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -830,7 +866,7 @@ export function useChatController(chatId) {
   return {
     chatId, isNew, store, chat, load, messages, states, hasMore, olderLoading, highlightId, showJump,
     renaming, setRenaming, pendingSettings, modelId, model, busy, title, noConnections, disabledReason,
-    modelTools, toolsOff, setToolsOff, library,
+    modelTools, toolsOff, setToolsOff, library, newAgent, setNewAgent, setAgentMode, carryOutPlan,
     lastId, lastAssistant, draft,
     scroller, inner, announceEl, reader,
     loadOlder, onScroll, jump, onSynced, announce, onTranscriptClick,

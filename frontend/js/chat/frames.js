@@ -39,6 +39,10 @@ export class ReplyState {
     // activity is what the reply is doing while nothing streams
     // ("Searching the web for …"), plain text; '' when nothing.
     this.activity = '';
+    // ask is what the reply waits for the reader to answer (an agent's
+    // card: agent/cards.js), or null. Frames carry it on every change,
+    // null included, so an answered card goes.
+    this.ask = null;
     this.rev = 0; // bumps on every change
     this.listeners = new Set();
   }
@@ -141,8 +145,10 @@ export class ReplyState {
     if (f.metrics && typeof f.metrics === 'object') this.metrics = f.metrics;
     if (typeof f.content === 'string' && f.content) this.content = f.content;
     if (typeof f.activity === 'string') this.activity = f.activity;
+    if (f.ask !== undefined) this.ask = f.ask && typeof f.ask === 'object' ? f.ask : null;
     if (this.status !== 'streaming') {
       this.activity = '';
+      this.ask = null;
       this.final = true;
       this.finalFull = this.joined();
     }
@@ -154,6 +160,8 @@ export class ReplyState {
     this.fresh = false;
     const ops = Array.isArray(f.parts) ? f.parts : [];
     this.activity = '';
+    // A snapshot is the whole state: no ask in it is no card.
+    if (f.ask === undefined) this.ask = null;
     this.take(f);
     this.parts.length = Math.min(this.parts.length, ops.length);
     this.emit();
@@ -163,6 +171,7 @@ export class ReplyState {
   finishFrom(msg) {
     this.final = true;
     this.activity = '';
+    this.ask = null;
     this.status = msg.status;
     this.error = msg.error || '';
     this.metrics = msg.metrics || null;
@@ -457,7 +466,7 @@ export class Follower {
     }
     const wasFinal = st.final;
     if (!wasFinal) {
-      st.snapshot(live.frame);
+      st.snapshot(live.frame.ask === undefined && live.ask !== undefined ? { ...live.frame, ask: live.ask } : live.frame);
       this.onChanged(st);
       if (st.final) this.onFinished(st);
     }

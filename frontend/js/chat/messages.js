@@ -5,6 +5,8 @@
 
 import { html, Component, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { ReplyState, ReplyView } from './frames.js';
+import { partsOf } from './parts.js';
+import { AskCard, PlanCard, planOf } from '../agent/cards.js';
 import { Icon, toast } from '../core/ui.js';
 import { formatMetrics, metricsTitle, formatDate } from '../core/format.js';
 import { AttachmentList, SmallIcon, filesFrom, isUploading, useAttachments, useDropTarget } from './attachments.js';
@@ -189,7 +191,7 @@ function statusLine(status, error) {
 function signature(st) {
   if (!st) return '';
   // Metrics come with every frame but are only shown once the reply ends.
-  return [st.status, st.error, st.final ? JSON.stringify(st.metrics || null) : '', st.hasContent(), st.final].join('|');
+  return [st.status, st.error, st.final ? JSON.stringify(st.metrics || null) : '', st.hasContent(), st.final, JSON.stringify(st.ask)].join('|');
 }
 
 export class AssistantMessage extends Component {
@@ -253,7 +255,14 @@ export class AssistantMessage extends Component {
     return body ? body.innerText : '';
   }
 
-  render({ msg, state, isLast, chatBusy, onCopy, onRegenerate, onContinue, onAnnounce, onSynced, highlighted }) {
+  // plan draws the plan a finished agent reply submitted, if it did.
+  plan(msg, state, canCarryOut, onCarryOut) {
+    const p = planOf(state ? state.parts : partsOf(msg));
+    if (!p) return null;
+    return html`<${PlanCard} plan=${p} canCarryOut=${canCarryOut && !!onCarryOut} onCarryOut=${() => onCarryOut(msg.id)} />`;
+  }
+
+  render({ msg, state, isLast, chatBusy, onCopy, onRegenerate, onContinue, onAnnounce, onSynced, highlighted, agent = false, onCarryOut }) {
     const status = state ? state.status : msg.status;
     const error = state ? state.error : msg.error;
     const metrics = state ? state.metrics : msg.metrics;
@@ -273,6 +282,8 @@ export class AssistantMessage extends Component {
         <${OmittedTurns} metrics=${metrics} />
         ${msg.modelLabel ? html`<p class="msg-model" title=${formatDate(msg.createdAt)}>${msg.modelLabel}</p>` : null}
         <${AssistantBody} state=${state} msg=${msg} onAnnounce=${onAnnounce} onSynced=${onSynced} />
+        ${state && state.ask ? html`<${AskCard} ask=${state.ask} messageId=${msg.id} parts=${state.parts} />` : null}
+        ${agent && !streaming ? this.plan(msg, state, isLast && !chatBusy, onCarryOut) : null}
         ${streaming && !hasContent ? html`<p class="loading-line msg-waiting">Waiting for the first words…</p>` : null}
         ${line ? html`<p class=${'msg-status' + (status === 'error' ? ' is-error' : '')}>${line}</p>` : null}
         ${!streaming && (m.length > 0 || canContinue || canRegenerate || msg.content || hasContent) ? html`

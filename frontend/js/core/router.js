@@ -17,7 +17,8 @@ import { useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.
 
 /**
  * SETTINGS_TABS are the settings routes in their tab bar's order: admin
- * tabs only for administrators, desktop tabs only in the desktop app.
+ * tabs only for administrators, desktop tabs only in the desktop app,
+ * perm tabs only for holders of that permission (administrators hold all).
  */
 export const SETTINGS_TABS = [
   { id: 'connections', label: 'Connections', admin: true },
@@ -31,6 +32,8 @@ export const SETTINGS_TABS = [
   { id: 'web', label: 'Web', admin: true },
   { id: 'mcp', label: 'MCP servers', admin: true },
   { id: 'prompts', label: 'Prompts', admin: true },
+  { id: 'agent', label: 'Agent', admin: true },
+  { id: 'ssh', label: 'SSH connections', perm: 'agent.use' },
   { id: 'account', label: 'Account' },
   { id: 'voice', label: 'Voice' },
   { id: 'keyboard', label: 'Keyboard' },
@@ -50,9 +53,10 @@ export const LIBRARY_TABS = [
   { id: 'skills', label: 'Skills' },
 ];
 
-/** settingsTabs returns the tabs a reader sees. */
-export function settingsTabs({ admin, desktop }) {
-  return SETTINGS_TABS.filter((t) => (!t.admin || admin) && (!t.desktop || desktop));
+/** settingsTabs returns the tabs a reader sees (perms: their permissions). */
+export function settingsTabs({ admin, desktop, perms = [] }) {
+  return SETTINGS_TABS.filter((t) => (!t.admin || admin) && (!t.desktop || desktop) &&
+    (!t.perm || admin || (Array.isArray(perms) && perms.includes(t.perm))));
 }
 
 /** parse turns a location hash into a route object. */

@@ -23,6 +23,8 @@ import { CustomToolsSettings } from '../tools/custom.js';
 import { WebSettings } from '../admin/web.js';
 import { PromptsSettings } from '../admin/prompts.js';
 import { MCPSettings } from '../tools/mcp.js';
+import { SSHSettings } from '../agent/connections.js';
+import { AgentSettings } from '../agent/settings.js';
 
 // VIEWS draw the tabs of the router's SETTINGS_TABS, by id.
 export const VIEWS = {
@@ -37,6 +39,8 @@ export const VIEWS = {
   web: WebSettings,
   mcp: MCPSettings,
   prompts: PromptsSettings,
+  agent: AgentSettings,
+  ssh: SSHSettings,
   account: AccountSettings,
   voice: VoiceSettings,
   keyboard: ShortcutSettings,
@@ -46,10 +50,12 @@ export const VIEWS = {
 };
 
 export function SettingsView({ tab, sub, narrow }) {
-  const { admin, ready } = useMe();
-  const tabs = settingsTabs({ admin, desktop: isDesktop() });
-  // No tab, or one this reader may not open: the first one they may.
-  const shown = tabs.some((t) => t.id === tab) ? tab : ready ? tabs[0].id : '';
+  const { me, admin, ready } = useMe();
+  const tabs = settingsTabs({ admin, desktop: isDesktop(), perms: me && me.permissions });
+  // No tab, or one this reader may not open: the first one they may. A tab
+  // behind a permission waits for Account.Me (the sign-in seed lists none).
+  const waiting = !admin && !(me && Array.isArray(me.permissions)) && SETTINGS_TABS.some((t) => t.id === tab && t.perm);
+  const shown = tabs.some((t) => t.id === tab) ? tab : ready && !waiting ? tabs[0].id : '';
   useEffect(() => {
     if (ready && tab && shown !== tab) replaceRoute(hrefs.settings(shown));
   }, [ready, tab, shown]);
