@@ -11,6 +11,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/llembas/lembas/tests/harness"
 )
 
 // pressKeys types text where the focus is as a keyboard does: each key is
@@ -296,4 +298,74 @@ var panelTerm = `window.__term.bufferText(document.querySelector('#panel-test .t
 func jsNum(v any) string {
 	f, _ := v.(float64)
 	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// TestTerminalDesktopLinkInChromium drives link.js's desktop transport (the
+// Terminal facade and `terminal` events) in a page told it is the desktop
+// app, against a fake Wails bridge: events that arrive before Open says
+// which viewer is ours are kept for it, other viewers' are not ours, bytes
+// travel as base64 both ways, keys typed while an Input call is out go
+// with the next one, in order, and close detaches.
+func TestTerminalDesktopLinkInChromium(t *testing.T) {
+	harness.Require(t, "chromium")
+	bin := harness.Build(t, "", "CGO_ENABLED=0")
+	_, base := harness.Serve(t, bin, t.TempDir())
+	ctx := harness.Browser(t)
+	a := newTab(t, ctx, "desktop")
+	a.do(chromedp.Navigate(base + "/offline.html"))
+	got := a.await(`(async () => {
+		const meta = document.createElement('meta');
+		meta.name = 'lembas-transport';
+		meta.content = 'desktop';
+		document.head.append(meta);
+		const calls = [];
+		let emit = null;
+		let slow = null; // the first Input call waits for this
+		const send = (data) => emit({ topic: 'terminal', data });
+		window.runtime = { EventsOn: (name, fn) => { emit = fn; } };
+		window.go = { main: { Bridge: { Call: async (method, args) => {
+			calls.push([method, ...args]);
+			if (method === 'Terminal.Open') {
+				await new Promise((r) => setTimeout(r, 50));
+				send({ viewer: 'v0', data: btoa('not ours') });
+				send({ viewer: 'v1', data: btoa(String.fromCharCode(...new TextEncoder().encode('scroll\u00e9'))) });
+				send({ viewer: 'v1', type: 'ready', marks: true, cols: 80, rows: 24 });
+				return { result: { viewer: 'v1' } };
+			}
+			if (method === 'Terminal.Input' && calls.filter((c) => c[0] === method).length === 1) {
+				await new Promise((r) => { slow = r; });
+			}
+			return { result: null };
+		} } } };
+		const { openLink } = await import('/js/terminal/link.js');
+		const seen = { data: '', ready: null, closed: null };
+		const dec = new TextDecoder();
+		const link = openLink('5', 80, 24, {
+			data: (b) => { seen.data += dec.decode(b, { stream: true }); },
+			ready: (m) => { seen.ready = m; },
+			closed: (r) => { seen.closed = r; },
+			lost: () => { seen.lost = true; },
+			error: (m) => { seen.error = m; },
+		});
+		const enc = new TextEncoder();
+		link.send(enc.encode('a'));
+		const until = async (cond) => { for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 20)); };
+		await until(() => !!slow);
+		link.send(enc.encode('b'));
+		link.send(enc.encode('\u00e7'));
+		slow();
+		await until(() => calls.filter((c) => c[0] === 'Terminal.Input').length === 2);
+		link.resize(100, 30);
+		send({ viewer: 'v1', type: 'closed', reason: 'slow' });
+		await until(() => seen.closed !== null);
+		link.close();
+		const inputs = calls.filter((c) => c[0] === 'Terminal.Input').map((c) => c[1] + ':' + new TextDecoder().decode(Uint8Array.from(atob(c[2]), (ch) => ch.charCodeAt(0))));
+		return JSON.stringify({ open: calls[0], inputs, resize: calls.find((c) => c[0] === 'Terminal.Resize'), data: seen.data,
+			marks: seen.ready && seen.ready.marks, closed: seen.closed, lost: !!seen.lost });
+	})()`)
+	want := `{"open":["Terminal.Open",5,80,24],"inputs":["v1:a","v1:bç"],"resize":["Terminal.Resize","v1",100,30],"data":"scrollé","marks":true,"closed":"slow","lost":false}`
+	if got != want {
+		t.Errorf("desktop link:\n got %s\nwant %s", got, want)
+	}
+	a.pe.check(t)
 }
