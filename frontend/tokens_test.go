@@ -76,8 +76,17 @@ func TestContrastPassesAA(t *testing.T) {
 		{"--hl-keyword", "--code-bg"}, {"--hl-string", "--code-bg"}, {"--hl-comment", "--code-bg"},
 		{"--hl-number", "--code-bg"}, {"--hl-function", "--code-bg"}, {"--hl-type", "--code-bg"},
 		{"--hl-builtin", "--code-bg"}, {"--hl-operator", "--code-bg"}, {"--hl-punctuation", "--code-bg"},
+		// The terminal: its text, and on the selection; every ANSI colour
+		// but black (moria's is the dark theme's own "black", for
+		// backgrounds; shire's black is the text colour and checked here).
+		{"--term-fg", "--term-bg"}, {"--term-fg", "--term-selection"},
+		{"--term-red", "--term-bg"}, {"--term-green", "--term-bg"}, {"--term-yellow", "--term-bg"},
+		{"--term-blue", "--term-bg"}, {"--term-magenta", "--term-bg"}, {"--term-cyan", "--term-bg"},
+		{"--term-white", "--term-bg"}, {"--term-bright-black", "--term-bg"}, {"--term-bright-red", "--term-bg"},
+		{"--term-bright-green", "--term-bg"}, {"--term-bright-yellow", "--term-bg"}, {"--term-bright-blue", "--term-bg"},
+		{"--term-bright-magenta", "--term-bg"}, {"--term-bright-cyan", "--term-bg"}, {"--term-bright-white", "--term-bg"},
 	}
-	nonText := []struct{ fg, bg string }{{"--focus-ring", "--bg"}, {"--focus-ring", "--surface"}}
+	nonText := []struct{ fg, bg string }{{"--focus-ring", "--bg"}, {"--focus-ring", "--surface"}, {"--term-cursor", "--term-bg"}}
 	for _, name := range []string{"moria", "shire"} {
 		vars := themes[name]
 		check := func(fg, bg string, min float64) {
