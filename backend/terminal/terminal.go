@@ -97,6 +97,7 @@ const (
 	ReasonProfile  = "profile"  // the chat's SSH connection changed or was deleted
 	ReasonShutdown = "shutdown" // the server is stopping
 	ReasonDetached = "detached" // the viewer closed itself
+	ReasonRefused  = "refused"  // its caller may no longer open it (signed out, agent.use taken away)
 )
 
 // Service holds the shells.

@@ -1,0 +1,119 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/frontend"
+)
+
+// quickTermWorld is newTermWorld with a short heartbeat, at which an open
+// socket checks its caller again; member is B's id, group the group that
+// gives B agent.use, bToken B's session token.
+func quickTermWorld(t *testing.T) (w *termWorld, member ids.UserID, group int64, bToken string) {
+	t.Helper()
+	c, err := Open(context.Background(), testConfig(t, false), Options{Mode: Serve, Version: "test", Files: frontend.FS(),
+		Log: slog.New(slog.DiscardHandler), TerminalDialer: echoDialer{}, Heartbeat: 100 * time.Millisecond,
+		Password: auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	h, err := c.Handler(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	w = &termWorld{c: c, srv: srv, ownerCk: ownerCookie(t, c)}
+	ctx := context.Background()
+	b, err := c.Accounts.Create(ctx, auth.SignUpRequest{Username: "bee", Password: "a-long-enough-password"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.DB.CreateGroup(ctx, "agents", []string{string(auth.AgentUse)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DB.SetGroupMembers(ctx, g.ID, []ids.UserID{ids.UserID(b.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	bToken, _, err = c.Sessions.Create(ctx, ids.UserID(b.ID), auth.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.bCk = &http.Cookie{Name: w.ownerCk.Name, Value: bToken}
+	w.chat = mkAgentChat(t, c, ids.UserID(b.ID))
+	return w, ids.UserID(b.ID), g.ID, bToken
+}
+
+// waitEnded reads conn until the server ends it (a "closed" frame or the
+// close itself), failing after a generous deadline.
+func waitEnded(t *testing.T, conn *websocket.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		_, _, err := conn.Read(ctx)
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			t.Fatal("the socket is still open")
+		}
+		return
+	}
+}
+
+// An open terminal is checked again while it stays open: a person who
+// loses agent.use, is signed out or disabled, loses the shell's socket
+// too — not only the next one they would open.
+func TestTerminalSocketEndsWhenTheCallerMayNoLonger(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		revoke func(t *testing.T, w *termWorld, member ids.UserID, group int64, token string)
+	}{
+		{"agent.use taken away", func(t *testing.T, w *termWorld, member ids.UserID, group int64, token string) {
+			if err := w.c.DB.SetGroupMembers(context.Background(), group, nil); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"session revoked", func(t *testing.T, w *termWorld, member ids.UserID, group int64, token string) {
+			if err := w.c.Sessions.Revoke(context.Background(), token); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"account disabled", func(t *testing.T, w *termWorld, member ids.UserID, group int64, token string) {
+			if err := w.c.DB.SetStatus(context.Background(), member, "disabled"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, member, group, token := quickTermWorld(t)
+			conn, _, err := w.dial(t, w.chat, w.srv.URL, w.bCk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.CloseNow()
+			readText(t, conn, "ready")
+			// Several heartbeats pass with the socket open and allowed.
+			time.Sleep(500 * time.Millisecond)
+			if err := conn.Write(context.Background(), websocket.MessageBinary, []byte("still\r")); err != nil {
+				t.Fatal(err)
+			}
+			readBytes(t, conn, "still\r")
+			tc.revoke(t, w, member, group, token)
+			waitEnded(t, conn)
+		})
+	}
+}
