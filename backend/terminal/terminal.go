@@ -86,6 +86,13 @@ type Options struct {
 	AnnounceWait time.Duration
 	// Command is the PTY command (ShellCommand()); tests may replace it.
 	Command string
+	// MaxShells bounds one person's shells (8): each is an SSH connection
+	// held open. A new one past it ends their longest idle shell that no
+	// one watches, or is refused when every one is watched.
+	MaxShells int
+	// MaxViewers bounds one person's open viewers, all chats together
+	// (16): each holds a queue of up to QueueBytes and a socket.
+	MaxViewers int
 }
 
 // Reasons a viewer is closed with.
@@ -109,6 +116,10 @@ type Service struct {
 	mu       sync.Mutex
 	sessions map[ids.ChatID]*session
 	closed   bool
+
+	// attachMu makes counting a person's viewers and adding one a single
+	// step (MaxViewers).
+	attachMu sync.Mutex
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -146,6 +157,12 @@ func New(d Dialer, opt Options) *Service {
 	}
 	if opt.Command == "" {
 		opt.Command = ShellCommand()
+	}
+	if opt.MaxShells <= 0 {
+		opt.MaxShells = 8
+	}
+	if opt.MaxViewers <= 0 {
+		opt.MaxViewers = 16
 	}
 	s := &Service{dial: d, opt: opt, log: opt.Log, sessions: map[ids.ChatID]*session{}, stop: make(chan struct{})}
 	if opt.ReapEvery > 0 {
@@ -217,13 +234,43 @@ func (s *Service) Attach(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if v := ss.attach(cols, rows); v != nil {
+		v, err := s.attachCapped(ss, cols, rows)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			ss.fit()
 			return v, nil
 		}
 		// It was ended (its profile changed, say) between starting and
 		// attaching: start another.
 	}
 	return nil, apperr.New(apperr.Unavailable, "The terminal was ended as it started; try again.")
+}
+
+// attachCapped attaches a viewer to ss unless its user has MaxViewers
+// open already.
+func (s *Service) attachCapped(ss *session, cols, rows int) (*Viewer, error) {
+	s.attachMu.Lock()
+	defer s.attachMu.Unlock()
+	s.mu.Lock()
+	var mine []*session
+	for _, o := range s.sessions {
+		if o.user == ss.user {
+			mine = append(mine, o)
+		}
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, o := range mine {
+		o.mu.Lock()
+		n += len(o.viewers)
+		o.mu.Unlock()
+	}
+	if n >= s.opt.MaxViewers {
+		return nil, apperr.New(apperr.Conflict, "%d terminal windows are open already; close one first.", n)
+	}
+	return ss.attach(cols, rows), nil
 }
 
 // session returns chat's running shell, starting one if there is none.
@@ -250,9 +297,35 @@ func (s *Service) session(ctx context.Context, user ids.UserID, chat ids.ChatID,
 		}
 		return ss, nil
 	}
+	// A person's shells are bounded: the longest idle one no one
+	// watches makes room, else the new one is refused.
+	var room *session
+	var roomSince time.Time
+	n := 0
+	for _, o := range s.sessions {
+		if o.user != user {
+			continue
+		}
+		n++
+		if since, ok := o.unwatched(); ok && (room == nil || since.Before(roomSince)) {
+			room, roomSince = o, since
+		}
+	}
+	if n >= s.opt.MaxShells {
+		if room == nil {
+			s.mu.Unlock()
+			return nil, apperr.New(apperr.Conflict, "%d terminals are open already; close one first.", n)
+		}
+		delete(s.sessions, room.chat)
+	} else {
+		room = nil
+	}
 	ss = newSession(s, user, chat, cols, rows)
 	s.sessions[chat] = ss
 	s.mu.Unlock()
+	if room != nil {
+		room.close(ReasonIdle)
+	}
 
 	// Started apart from ctx (a tab that goes away mid-start must not
 	// leave the next one a half-open shell), bounded by DialTimeout.

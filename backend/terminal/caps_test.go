@@ -1,0 +1,51 @@
+package terminal
+
+import (
+	"testing"
+
+	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/ids"
+)
+
+func attachChat(t *testing.T, s *Service, chat ids.ChatID) *Viewer {
+	t.Helper()
+	v, err := s.Attach(ctx(t), 1, chat, 80, 24)
+	if err != nil {
+		t.Fatalf("chat %d: %v", chat, err)
+	}
+	return v
+}
+
+// A person's shells are bounded (each is an SSH connection held open): a
+// new one ends their longest idle unwatched shell, and is refused while
+// every one is watched.
+func TestShellsPerPersonAreBounded(t *testing.T) {
+	s, _ := newTest(t, Options{MaxShells: 2})
+	v1 := attachChat(t, s, 1)
+	attachChat(t, s, 2)
+	if _, err := s.Attach(ctx(t), 1, 3, 80, 24); apperr.KindOf(err) != apperr.Conflict {
+		t.Fatalf("a third shell while two are watched: %v, want a conflict", err)
+	}
+	if s.Running(3) {
+		t.Error("the refused shell runs")
+	}
+	v1.Close()
+	attachChat(t, s, 3)
+	if s.Running(1) || !s.Running(2) || !s.Running(3) {
+		t.Errorf("running 1:%v 2:%v 3:%v; want the unwatched shell 1 ended for 3", s.Running(1), s.Running(2), s.Running(3))
+	}
+}
+
+// A person's viewers are bounded, all chats together (each holds a queue
+// and a socket): a script opening sockets in a loop is refused past it.
+func TestViewersPerPersonAreBounded(t *testing.T) {
+	s, _ := newTest(t, Options{MaxViewers: 3})
+	a := attachChat(t, s, 1)
+	attachChat(t, s, 1)
+	attachChat(t, s, 2)
+	if _, err := s.Attach(ctx(t), 1, 2, 80, 24); apperr.KindOf(err) != apperr.Conflict {
+		t.Fatalf("a fourth viewer: %v, want a conflict", err)
+	}
+	a.Close()
+	attachChat(t, s, 2)
+}
