@@ -1,0 +1,66 @@
+package generation
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// An answer the person was told was taken is never lost: one that lands
+// as the deadline passes counts (the pause returns it), rather than the
+// card saying "No answer in time" after Answer said yes.
+func TestAnswerAtTheDeadlineIsNeverLost(t *testing.T) {
+	e := newReplyEnv(t, nil)
+	const pauses = 600
+	var answered, accepted atomic.Int64
+	done := make(chan struct{})
+	j := e.job(e.chat, e.msg)
+	j.Producer = rounds{func(ctx context.Context, out *Output) (Round, error) {
+		defer close(done)
+		for range pauses {
+			_, err := out.Pause(ctx, Ask{Kind: AskWait}, time.Millisecond)
+			switch {
+			case err == nil:
+				answered.Add(1)
+			case !errors.Is(err, ErrNoAnswer):
+				return Round{}, err
+			}
+		}
+		return Round{}, out.Delta("Done.", "")
+	}}
+	if err := e.gen.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	// Answer every card seen. (Whether an answer lands in the moment
+	// the deadline passes is luck; the assertion holds whatever the timing.)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if ask, ok := e.gen.Asking(e.user, e.chat); ok {
+				// Around the deadline: before it, at it, after it.
+				time.Sleep(time.Duration(rand.IntN(1500)) * time.Microsecond)
+				if e.gen.Answer(e.user, e.msg, Answer{ID: ask.ID}) == nil {
+					accepted.Add(1)
+				}
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("the pauses did not end")
+	}
+	t.Logf("accepted %d, answered %d of %d", accepted.Load(), answered.Load(), pauses)
+	if a, n := accepted.Load(), answered.Load(); a != n {
+		t.Errorf("Answer took %d answers, the pauses returned %d", a, n)
+	}
+}
