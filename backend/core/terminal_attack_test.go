@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 
@@ -115,5 +116,44 @@ func TestTerminalSocketEndsWhenTheCallerMayNoLonger(t *testing.T) {
 			tc.revoke(t, w, member, group, token)
 			waitEnded(t, conn)
 		})
+	}
+}
+
+// Sockets that close leave nothing running: after twenty opened and
+// closed (some by the page, some ended by the server), the goroutines
+// are back to what one shell needs.
+func TestTerminalSocketsLeaveNoGoroutines(t *testing.T) {
+	w, _, _, _ := quickTermWorld(t)
+	open := func() *websocket.Conn {
+		conn, _, err := w.dial(t, w.chat, w.srv.URL, w.bCk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readText(t, conn, "ready")
+		return conn
+	}
+	settle := func(limit int) int {
+		deadline := time.Now().Add(30 * time.Second)
+		n := runtime.NumGoroutine()
+		for n > limit && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			n = runtime.NumGoroutine()
+		}
+		return n
+	}
+	open().Close(websocket.StatusNormalClosure, "")
+	time.Sleep(200 * time.Millisecond)
+	base := runtime.NumGoroutine()
+	for i := range 20 {
+		c := open()
+		if i%2 == 0 {
+			c.Close(websocket.StatusNormalClosure, "")
+		} else {
+			c.CloseNow()
+		}
+	}
+	if n := settle(base); n > base {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines, %d before the sockets:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llembas/lembas/backend/store"
 )
 
 // An answer the person was told was taken is never lost: one that lands
@@ -62,5 +65,34 @@ func TestAnswerAtTheDeadlineIsNeverLost(t *testing.T) {
 	t.Logf("accepted %d, answered %d of %d", accepted.Load(), answered.Load(), pauses)
 	if a, n := accepted.Load(), answered.Load(); a != n {
 		t.Errorf("Answer took %d answers, the pauses returned %d", a, n)
+	}
+}
+
+// A reply paused while the server shuts down ends (its pause says
+// Stopped); it does not hold Shutdown until its card's deadline.
+func TestShutdownWhilePaused(t *testing.T) {
+	e := newReplyEnv(t, nil)
+	got := make(chan error, 1)
+	var answer Answer
+	j := e.job(e.chat, e.msg)
+	j.Producer = rounds{pauseRound(twoItems(), time.Hour, got, &answer)}
+	if err := e.gen.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	e.waitAsk(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.gen.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err == nil {
+		t.Fatal("the pause ended without an error")
+	}
+	m := e.row(t)
+	if m.Status == store.StatusStreaming {
+		t.Fatalf("the row is still streaming")
+	}
+	if p := m.Parts()[1]; !strings.HasSuffix(p.Text, "\n"+OutcomeStopped) {
+		t.Errorf("pause part %q", p.Text)
 	}
 }

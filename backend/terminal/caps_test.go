@@ -49,3 +49,26 @@ func TestViewersPerPersonAreBounded(t *testing.T) {
 	a.Close()
 	attachChat(t, s, 2)
 }
+
+// A size from the page is clamped: 0×0 and negative sizes are the
+// default, 100000×100000 what a PTY and a person have at most.
+func TestSizesAreClamped(t *testing.T) {
+	s, h := newTest(t, Options{})
+	v := attach(t, s, 1, 0, 0)
+	if got := h.pty(t, 0).size(); got != (size{80, 24}) {
+		t.Errorf("0×0 gave %v", got)
+	}
+	for _, tc := range []struct {
+		cols, rows int
+		want       size
+	}{
+		{100000, 100000, size{1000, 500}},
+		{-5, -5, size{80, 24}},
+		{1, 0, size{2, 24}},
+	} {
+		v.Resize(tc.cols, tc.rows)
+		if got := h.pty(t, 0).size(); got != tc.want {
+			t.Errorf("%d×%d gave %v, want %v", tc.cols, tc.rows, got, tc.want)
+		}
+	}
+}
