@@ -3,16 +3,20 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/llembas/lembas/backend/auth"
+	"github.com/llembas/lembas/backend/config"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/frontend"
 )
@@ -20,9 +24,13 @@ import (
 // quickTermWorld is newTermWorld with a short heartbeat, at which an open
 // socket checks its caller again; member is B's id, group the group that
 // gives B agent.use, bToken B's session token.
-func quickTermWorld(t *testing.T) (w *termWorld, member ids.UserID, group int64, bToken string) {
+func quickTermWorld(t *testing.T, tune ...func(*config.Config)) (w *termWorld, member ids.UserID, group int64, bToken string) {
 	t.Helper()
-	c, err := Open(context.Background(), testConfig(t, false), Options{Mode: Serve, Version: "test", Files: frontend.FS(),
+	cfg := testConfig(t, false)
+	for _, f := range tune {
+		f(&cfg)
+	}
+	c, err := Open(context.Background(), cfg, Options{Mode: Serve, Version: "test", Files: frontend.FS(),
 		Log: slog.New(slog.DiscardHandler), TerminalDialer: echoDialer{}, Heartbeat: 100 * time.Millisecond,
 		Password: auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}})
 	if err != nil {
@@ -155,5 +163,63 @@ func TestTerminalSocketsLeaveNoGoroutines(t *testing.T) {
 	if n := settle(base); n > base {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines, %d before the sockets:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// Behind a reverse proxy the page's Origin is https: the socket opens when
+// the proxy is trusted and says so (X-Forwarded-Proto), never because the
+// request itself claims it; an Origin of "null" (a sandboxed frame, a
+// file) or with a user name is refused.
+func TestTerminalSocketOriginBehindAProxy(t *testing.T) {
+	dial := func(w *termWorld, origin, proto string) int {
+		h := http.Header{}
+		h.Set("Origin", origin)
+		h.Set("Cookie", w.bCk.String())
+		if proto != "" {
+			h.Set("X-Forwarded-Proto", proto)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		u := strings.Replace(w.srv.URL, "http://", "ws://", 1) + fmt.Sprintf("/api/terminal/%d", w.chat)
+		conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: h})
+		if err == nil {
+			conn.CloseNow()
+			return http.StatusSwitchingProtocols
+		}
+		if resp == nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode
+	}
+	direct, _, _, _ := quickTermWorld(t)
+	https := strings.Replace(direct.srv.URL, "http:", "https:", 1)
+	for _, tc := range []struct {
+		name, origin, proto string
+		want                int
+	}{
+		{"null", "null", "", http.StatusForbidden},
+		{"with a user name", strings.Replace(direct.srv.URL, "http://", "http://me@", 1), "", http.StatusForbidden},
+		{"https claimed by an untrusted peer", https, "https", http.StatusForbidden},
+		{"its own", direct.srv.URL, "", http.StatusSwitchingProtocols},
+	} {
+		if got := dial(direct, tc.origin, tc.proto); got != tc.want {
+			t.Errorf("direct, %s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	proxied, _, _, _ := quickTermWorld(t, func(c *config.Config) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	https = strings.Replace(proxied.srv.URL, "http:", "https:", 1)
+	for _, tc := range []struct {
+		name, origin, proto string
+		want                int
+	}{
+		{"https, said by the proxy", https, "https", http.StatusSwitchingProtocols},
+		{"http, the proxy saying https", proxied.srv.URL, "https", http.StatusForbidden},
+		{"https, the proxy saying nothing", https, "", http.StatusForbidden},
+	} {
+		if got := dial(proxied, tc.origin, tc.proto); got != tc.want {
+			t.Errorf("proxied, %s: %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
