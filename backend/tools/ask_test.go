@@ -419,3 +419,36 @@ func TestCardIsBounded(t *testing.T) {
 		t.Errorf("%d calls failed for the bound, want 14", failed)
 	}
 }
+
+// A hundred calls needing approval in one round make one card of at most
+// MaxCalls items; only the approved ones run.
+func TestHundredApprovalsMakeOneBoundedCard(t *testing.T) {
+	e := newEnv(t)
+	r := &ranCalls{}
+	s := fakellm.NewStream()
+	for i := range 100 {
+		s = s.ToolCall(i, fmt.Sprintf("c%d", i), "shell_run", fmt.Sprintf(`{"command":"echo %d"}`, i))
+	}
+	e.llm.Enqueue(s.Finish("tool_calls").Reply(), fakellm.Stream("Done."))
+	l := e.loop(NewToolSet(r.tool("shell_run")), 0)
+	l.Policy = policy{"shell_run": Ask}
+	e.start(t, l)
+	ask := e.waitAsk(t)
+	if len(ask.Items) != MaxCalls {
+		t.Fatalf("%d items, want %d", len(ask.Items), MaxCalls)
+	}
+	ans := generation.Answer{ID: ask.ID, Items: map[string]generation.Reply{}}
+	for _, it := range ask.Items[:3] {
+		ans.Items[it.Key] = generation.Reply{Approve: true}
+	}
+	if err := e.gen.Answer(e.user, e.msg, ans); err != nil {
+		t.Fatal(err)
+	}
+	m := e.finished(t)
+	if n := strings.Count(kinds(m.Parts()), "pause"); n != 1 {
+		t.Errorf("%d pauses", n)
+	}
+	if n := len(r.all()); n != 3 {
+		t.Errorf("%d calls ran, want the 3 approved", n)
+	}
+}
