@@ -452,3 +452,41 @@ func TestHundredApprovalsMakeOneBoundedCard(t *testing.T) {
 		t.Errorf("%d calls ran, want the 3 approved", n)
 	}
 }
+
+// A model that asks the person again and again is held to the round
+// limit: three rounds, three cards, then a request without tools whose
+// further ask_user call runs nothing and ends the reply with the notice.
+func TestAskingForeverMeetsTheRoundLimit(t *testing.T) {
+	e := newEnv(t)
+	r := &ranCalls{}
+	for i := range 4 {
+		e.llm.Enqueue(fakellm.NewStream().ToolCall(0, fmt.Sprintf("c%d", i), "ask_user", `{"questions":["Again?"]}`).Finish("tool_calls").Reply())
+	}
+	l := e.loop(NewToolSet(r.askUser()), 3)
+	l.Policy = policy{}
+	e.start(t, l)
+	last := ""
+	for range 3 {
+		var ask generation.Ask
+		poll(t, "the next card", func() bool {
+			fr, ok := e.gen.Live(e.user, e.chat)
+			if ok && fr.Ask != nil && fr.Ask.Ask != nil && fr.Ask.Ask.ID != last {
+				ask = *fr.Ask.Ask
+				return true
+			}
+			return false
+		})
+		last = ask.ID
+		if err := e.gen.Answer(e.user, e.msg, generation.Answer{ID: ask.ID, Items: map[string]generation.Reply{ask.Items[0].Key: {Text: "yes"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := e.finished(t)
+	parts := m.Parts()
+	if n := strings.Count(kinds(parts), "pause"); n != 3 {
+		t.Errorf("%d pauses: %s", n, kinds(parts))
+	}
+	if p := parts[len(parts)-1]; p.Kind != store.PartNotice || p.Text != LimitNotice {
+		t.Errorf("last part %+v", p)
+	}
+}
