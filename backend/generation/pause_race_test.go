@@ -96,3 +96,46 @@ func TestShutdownWhilePaused(t *testing.T) {
 		t.Errorf("pause part %q", p.Text)
 	}
 }
+
+// Stop and Answer at once, again and again (run with -race): each reply
+// ends — stopped, or answered and finished — with its card gone, and a
+// second answer is refused.
+func TestStopRacingAnswer(t *testing.T) {
+	e := newReplyEnv(t, nil)
+	for range 30 {
+		chat, msg := e.addChat(t)
+		got := make(chan error, 1)
+		var answer Answer
+		j := e.job(chat, msg)
+		j.Producer = rounds{pauseRound(twoItems(), time.Hour, got, &answer)}
+		if err := e.gen.Start(j); err != nil {
+			t.Fatal(err)
+		}
+		var ask Ask
+		poll(t, "the card", func() bool {
+			var ok bool
+			ask, ok = e.gen.Asking(e.user, chat)
+			return ok
+		})
+		answered := make(chan error, 1)
+		go func() { answered <- e.gen.Answer(e.user, msg, Answer{ID: ask.ID}) }()
+		e.gen.Stop(e.user, chat)
+		aerr := <-answered
+		perr := <-got
+		if aerr != nil && perr == nil {
+			t.Fatalf("the pause returned an answer Answer refused (%v)", aerr)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		e.gen.Wait(ctx, chat)
+		cancel()
+		if _, ok := e.gen.Asking(e.user, chat); ok {
+			t.Fatal("a card outlived its reply")
+		}
+		if err := e.gen.Answer(e.user, msg, Answer{ID: ask.ID}); err == nil {
+			t.Fatal("a second answer was taken")
+		}
+		if m := e.rowOf(t, msg); m.Status == store.StatusStreaming {
+			t.Fatal("the reply is still streaming")
+		}
+	}
+}
