@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -137,5 +138,37 @@ func TestStopRacingAnswer(t *testing.T) {
 		if m := e.rowOf(t, msg); m.Status == store.StatusStreaming {
 			t.Fatal("the reply is still streaming")
 		}
+	}
+}
+
+// An answer's text is bounded and must be text: a huge one or invalid
+// UTF-8 is refused and the card still waits for a proper answer.
+func TestAnswerTextIsBounded(t *testing.T) {
+	e := newReplyEnv(t, nil)
+	got := make(chan error, 1)
+	var answer Answer
+	j := e.job(e.chat, e.msg)
+	j.Producer = rounds{pauseRound(twoItems(), time.Hour, got, &answer)}
+	if err := e.gen.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	ask := e.waitAsk(t)
+	for name, text := range map[string]string{
+		"huge":    strings.Repeat("x", MaxReplyText+1),
+		"invalid": "\xff\xfe",
+	} {
+		err := e.gen.Answer(e.user, e.msg, Answer{ID: ask.ID, Items: map[string]Reply{"c1.q0": {Text: text}}})
+		if apperr.KindOf(err) != apperr.Invalid {
+			t.Errorf("%s: %v, want invalid", name, err)
+		}
+	}
+	if err := e.gen.Answer(e.user, e.msg, Answer{ID: ask.ID, Items: map[string]Reply{"c1.q0": {Text: strings.Repeat("y", MaxReplyText)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(answer.Items["c1.q0"].Text); n != MaxReplyText {
+		t.Errorf("the answer's text is %d bytes", n)
 	}
 }
