@@ -223,3 +223,26 @@ func TestTerminalSocketOriginBehindAProxy(t *testing.T) {
 		}
 	}
 }
+
+// A shell left running behind a closed panel is ended by the reaper once
+// its person loses agent.use, not only after the idle time.
+func TestReaperEndsShellsOfThoseWithoutAgentUse(t *testing.T) {
+	w, _, group, _ := quickTermWorld(t)
+	conn, _, err := w.dial(t, w.chat, w.srv.URL, w.bCk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readText(t, conn, "ready")
+	conn.Close(websocket.StatusNormalClosure, "")
+	ctx := context.Background()
+	if w.c.Terminal.Reap(ctx); !w.c.Terminal.Running(w.chat) {
+		t.Fatal("the reaper ended a shell its person may keep")
+	}
+	if err := w.c.DB.SetGroupMembers(ctx, group, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.c.Terminal.Reap(ctx)
+	if w.c.Terminal.Running(w.chat) {
+		t.Error("the shell of someone without agent.use still runs after the reaper")
+	}
+}
