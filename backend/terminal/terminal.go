@@ -104,7 +104,7 @@ const (
 	ReasonProfile  = "profile"  // the chat's SSH connection changed or was deleted
 	ReasonShutdown = "shutdown" // the server is stopping
 	ReasonDetached = "detached" // the viewer closed itself
-	ReasonRefused  = "refused"  // its caller may no longer open it (signed out, agent.use taken away)
+	ReasonRefused  = "refused"  // its person may no longer open it (signed out, agent.use taken away, agent chats off)
 )
 
 // Service holds the shells.
@@ -204,8 +204,14 @@ func (s *Service) Reap(ctx context.Context) int {
 			continue
 		}
 		if s.opt.Check != nil {
-			if k := apperr.KindOf(s.opt.Check(ctx, ss.user, ss.chat)); k == apperr.NotFound || k == apperr.Forbidden {
+			switch apperr.KindOf(s.opt.Check(ctx, ss.user, ss.chat)) {
+			case apperr.NotFound:
 				s.end(ss, ReasonChat)
+				n++
+			case apperr.Forbidden:
+				// Agent chats turned off, agent.use taken away: not "the
+				// chat was deleted".
+				s.end(ss, ReasonRefused)
 				n++
 			}
 		}
