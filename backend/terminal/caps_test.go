@@ -1,7 +1,9 @@
 package terminal
 
 import (
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/ids"
@@ -69,6 +71,80 @@ func TestSizesAreClamped(t *testing.T) {
 		v.Resize(tc.cols, tc.rows)
 		if got := h.pty(t, 0).size(); got != tc.want {
 			t.Errorf("%d×%d gave %v, want %v", tc.cols, tc.rows, got, tc.want)
+		}
+	}
+}
+
+// Churn (run with -race): attaches, inputs, resizes and closes on a few
+// chats while the reaper, EndChat and EndProfile run beside them. Every
+// viewer ends (its Next returns), no shell is left but those still
+// attached, and Shutdown closes every PTY that was started.
+func TestChurn(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	var clock sync.Mutex
+	s, h := newTest(t, Options{Idle: time.Minute, MaxViewers: 1000, MaxShells: 1000, Now: func() time.Time {
+		clock.Lock()
+		defer clock.Unlock()
+		return now
+	}})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				chat := ids.ChatID(1 + (w+i)%3)
+				v, err := s.Attach(ctx(t), 1, chat, 80+i%5, 24)
+				if err != nil {
+					continue // ended as it started, three times: allowed under this churn
+				}
+				v.Input([]byte("x"))
+				v.Resize(70+i%7, 20)
+				if i%3 == 0 {
+					v.Close()
+				}
+				go func() {
+					for {
+						if _, err := v.Next(ctx(t)); err != nil {
+							return
+						}
+					}
+				}()
+				if i%5 == 0 {
+					v.Close()
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 60 {
+			switch i % 4 {
+			case 0:
+				clock.Lock()
+				now = now.Add(2 * time.Minute)
+				clock.Unlock()
+				s.Reap(ctx(t))
+			case 1:
+				s.EndChat(ids.ChatID(1 + i%3))
+			case 2:
+				s.EndProfile(h.profile)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	wg.Wait()
+	s.Shutdown()
+	h.mu.Lock()
+	ptys := append([]*fakePTY(nil), h.ptys...)
+	h.mu.Unlock()
+	for _, p := range ptys {
+		waitClosed(t, p)
+	}
+	for c := range 3 {
+		if s.Running(ids.ChatID(1 + c)) {
+			t.Errorf("chat %d's shell outlived Shutdown", 1+c)
 		}
 	}
 }
