@@ -48,6 +48,10 @@ func TestViewersPerPersonAreBounded(t *testing.T) {
 	if _, err := s.Attach(ctx(t), 1, 2, 80, 24); apperr.KindOf(err) != apperr.Conflict {
 		t.Fatalf("a fourth viewer: %v, want a conflict", err)
 	}
+	// Nor is a shell started for a viewer that would be refused.
+	if _, err := s.Attach(ctx(t), 1, 4, 80, 24); apperr.KindOf(err) != apperr.Conflict || s.Running(4) {
+		t.Fatalf("a fourth viewer in a new chat: %v, running %v; want a conflict and no shell", err, s.Running(4))
+	}
 	a.Close()
 	attachChat(t, s, 2)
 }

@@ -230,6 +230,11 @@ func (s *Service) Attach(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 			return nil, err
 		}
 	}
+	// Refused before a shell is started for it, too (it would be left
+	// running with no one to watch it).
+	if err := s.roomForViewer(user); err != nil {
+		return nil, err
+	}
 	for range 3 {
 		ss, err := s.session(ctx, user, chat, cols, rows)
 		if err != nil {
@@ -259,10 +264,18 @@ func (s *Service) Attach(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 func (s *Service) attachCapped(ss *session, cols, rows int) (*Viewer, error) {
 	s.attachMu.Lock()
 	defer s.attachMu.Unlock()
+	if err := s.roomForViewer(ss.user); err != nil {
+		return nil, err
+	}
+	return ss.attach(cols, rows), nil
+}
+
+// roomForViewer refuses a viewer past user's MaxViewers.
+func (s *Service) roomForViewer(user ids.UserID) error {
 	s.mu.Lock()
 	var mine []*session
 	for _, o := range s.sessions {
-		if o.user == ss.user {
+		if o.user == user {
 			mine = append(mine, o)
 		}
 	}
@@ -274,9 +287,9 @@ func (s *Service) attachCapped(ss *session, cols, rows int) (*Viewer, error) {
 		o.mu.Unlock()
 	}
 	if n >= s.opt.MaxViewers {
-		return nil, apperr.New(apperr.Conflict, "%d terminal windows are open already; close one first.", n)
+		return apperr.New(apperr.Conflict, "%d terminal windows are open already; close one first.", n)
 	}
-	return ss.attach(cols, rows), nil
+	return nil
 }
 
 // session returns chat's running shell, starting one if there is none.
