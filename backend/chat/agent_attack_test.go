@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/llembas/lembas/backend/apperr"
@@ -73,5 +74,18 @@ func TestCarryOutPlanIsQuotedAsWritten(t *testing.T) {
 	msgs, _ := a.lastReplyRequest()["messages"].([]any)
 	if last, _ := msgs[len(msgs)-1].(map[string]any); last["content"] != want {
 		t.Errorf("the request ends with %v", last)
+	}
+}
+
+// A plain chat carries out no plan.
+func TestCarryOutPlanInAPlainChat(t *testing.T) {
+	a := setupAgent(t)
+	a.llm.Enqueue(fakellm.Stream("Hello."))
+	turn := a.send(0, "hi")
+	a.wait(turn.Chat.ID)
+	reply := a.last(turn.Chat.ID)
+	_, err := a.c.Chat.CarryOutPlan(a.ctx, a.user, reply.ID)
+	if apperr.KindOf(err) != apperr.Invalid || !strings.Contains(err.Error(), "agent chat") {
+		t.Errorf("a plain chat's reply carried out: %v", err)
 	}
 }
