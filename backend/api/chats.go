@@ -415,6 +415,12 @@ func (c *Chats) Update(ctx context.Context, id ids.ChatID, in ChatPatchInput) (C
 // Answer answers the card the reply messageID waits on (frames' ask): a
 // card answered already (another tab), timed out or gone is a conflict.
 func (c *Chats) Answer(ctx context.Context, messageID ids.MessageID, a generation.Answer) error {
+	// Resolved now: approving an agent chat's call needs agent.use now,
+	// not when the reply started (chat.Service.Answer).
+	ctx, err := c.permits.WithCaller(ctx)
+	if err != nil {
+		return err
+	}
 	return c.chat.Answer(ctx, user(ctx), messageID, a)
 }
 

@@ -142,7 +142,7 @@ var Table = map[string]Guards{
 		"Continue":     Perm(auth.ChatCreate),
 		"Edit":         Perm(auth.ChatCreate).Note("`files.upload` for files new to the turn"),
 		"Update":       SignedIn.Note("`chat.params` for params or a system prompt, `agent.use` for an agent chat's mode"),
-		"Answer":       Perm(auth.ChatCreate),
+		"Answer":       Perm(auth.ChatCreate).Note("and `agent.use` in an agent chat"),
 		"CarryOutPlan": Perm(auth.ChatCreate).Note("and `agent.use`"),
 		"SaveDraft":    SignedIn, "MarkRead": SignedIn,
 		"Trash": SignedIn, "Restore": SignedIn, "ListTrash": SignedIn, "EmptyTrash": SignedIn,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
@@ -14,11 +15,29 @@ import (
 // Answer answers the card user's running reply msg waits on
 // (generation.Output.Pause). A card answered already, timed out or gone
 // with its reply is a conflict: the page's card outlived it.
+//
+// In an agent chat the answer approves what runs on a host, so it needs
+// agent.use as the caller in ctx holds it now: a reply started before the
+// permission was taken away must not go on running what its card asks.
 func (s *Service) Answer(ctx context.Context, user ids.UserID, msg ids.MessageID, a generation.Answer) error {
-	if _, err := s.db.MessageByID(ctx, user, msg); err != nil {
+	m, err := s.db.MessageByID(ctx, user, msg)
+	if err != nil {
 		return storeErr(err, "message")
 	}
-	err := s.gen.Answer(user, msg, a)
+	ch, err := s.db.ChatByID(ctx, user, m.ChatID)
+	if err != nil {
+		return storeErr(err, "chat")
+	}
+	if ch.Kind == store.ChatAgent {
+		caller, ok := auth.CallerFrom(ctx)
+		if !ok {
+			return apperr.New(apperr.Forbidden, "You are not allowed to do this (%s); ask an administrator.", auth.AgentUse)
+		}
+		if err := caller.Perms.Require(auth.AgentUse); err != nil {
+			return err
+		}
+	}
+	err = s.gen.Answer(user, msg, a)
 	if apperr.KindOf(err) == apperr.NotFound {
 		// The message is the caller's, its reply no longer runs.
 		return apperr.New(apperr.Conflict, "This question was already answered.")

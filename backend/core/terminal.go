@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/events"
 	"github.com/llembas/lembas/backend/ids"
@@ -24,14 +25,24 @@ func (c *Core) newTerminal() *terminal.Service {
 }
 
 // checkAgentChat says whether chat is user's agent chat, not trashed
-// (NotFound otherwise, whoever's it is), while agent chats are on
-// (Forbidden): the reaper ends the shells it refuses.
+// (NotFound otherwise, whoever's it is), while user holds agent.use and
+// agent chats are on (Forbidden): the reaper ends the shells it refuses.
 func (c *Core) checkAgentChat(ctx context.Context, user ids.UserID, id ids.ChatID) error {
 	ch, err := c.DB.ChatByID(ctx, user, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (ch.DeletedAt != nil || ch.Kind != store.ChatAgent) {
 		return apperr.New(apperr.NotFound, "no such agent chat")
 	}
 	if err != nil {
+		return err
+	}
+	// agent.use as the person holds it now: the reaper ends the shells
+	// of someone it was taken from (their sockets end at the next
+	// heartbeat; a shell left running would go on for the idle time).
+	caller, err := c.permits.CallerOf(ctx, user)
+	if err != nil {
+		return err
+	}
+	if err := caller.Perms.Require(auth.AgentUse); err != nil {
 		return err
 	}
 	st, err := c.Agent.Settings(ctx)

@@ -158,15 +158,19 @@ func (o *Output) Pause(ctx context.Context, ask Ask, timeout time.Duration) (Ans
 	case <-t.C:
 		err = ErrNoAnswer
 	}
+	// The card goes under the lock, so no answer is taken after this;
+	// one Answer took at the deadline's very moment (before the card
+	// went) counts: the person was told it was.
+	g.mu.Lock()
+	g.ask, g.answers, g.askChanged = nil, nil, true
 	if errors.Is(err, ErrNoAnswer) {
-		// An answer taken at the deadline's very moment counts: the
-		// person was told it was (Answer took the card under the lock).
 		select {
 		case a = <-answers:
 			err = nil
 		default:
 		}
 	}
+	g.mu.Unlock()
 	outcome := OutcomeStopped
 	switch {
 	case err == nil:

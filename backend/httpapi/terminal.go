@@ -26,13 +26,8 @@ type Terminals interface {
 
 var _ Terminals = api.TerminalRoutes{}
 
-// Terminal socket's limits: the largest frame a page may send (a paste),
-// and how often the server pings (which keeps proxies from timing an idle
-// shell out, and finds a page that went away).
-const (
-	terminalReadLimit = 1 << 20
-	terminalPing      = 30 * time.Second
-)
+// terminalReadLimit is the largest frame a page may send (a paste).
+const terminalReadLimit = 1 << 20
 
 // terminalControl is a text frame from the page.
 type terminalControl struct {
@@ -121,10 +116,13 @@ func (h *handler) terminalSocket(w http.ResponseWriter, r *http.Request, caller 
 			}
 		}
 	}()
-	// Pings, and the session's check: a revoked session or a disabled
-	// account loses its terminal within one ping.
+	// Every heartbeat (as the event stream): the caller's check again —
+	// a revoked session, a disabled account, agent.use taken away, the
+	// chat trashed or agent chats turned off loses the terminal within
+	// one — and a ping (which keeps proxies from timing an idle shell out
+	// and finds a page that went away).
 	go func() {
-		t := time.NewTicker(terminalPing)
+		t := time.NewTicker(h.opt.Heartbeat)
 		defer t.Stop()
 		for {
 			select {
@@ -132,8 +130,10 @@ func (h *handler) terminalSocket(w http.ResponseWriter, r *http.Request, caller 
 				return
 			case <-t.C:
 			}
-			if _, err := h.caller(r.WithContext(ctx)); err != nil {
-				conn.Close(websocket.StatusPolicyViolation, "signed out")
+			if err := h.stillAllowed(r.WithContext(ctx), chat); err != nil {
+				h.opt.Log.Info("terminal socket ended", "user", caller.UserID, "chat", chat, "why", err)
+				writeControl(ctx, conn, map[string]string{"type": "closed", "reason": terminal.ReasonRefused}, h.opt.WriteTimeout)
+				conn.Close(websocket.StatusPolicyViolation, "not allowed any more")
 				cancel()
 				return
 			}
@@ -174,6 +174,25 @@ func (h *handler) terminalSocket(w http.ResponseWriter, r *http.Request, caller 
 			return
 		}
 	}
+}
+
+// stillAllowed checks an open socket's caller again: the session (a
+// revoked one, a disabled account), then what opening asked (agent.use,
+// the caller's own agent chat, not trashed, agent chats on). Only a
+// refusal counts; a database hiccup leaves the socket open.
+func (h *handler) stillAllowed(r *http.Request, chat int64) error {
+	caller, err := h.caller(r)
+	if err == nil {
+		err = h.opt.Terminals.Check(r.Context(), caller, chat)
+	}
+	switch apperr.KindOf(err) {
+	case apperr.Unauthorized, apperr.Forbidden, apperr.NotFound:
+		return err
+	}
+	if err != nil {
+		h.opt.Log.Warn("terminal socket: check failed", "chat", chat, "err", err)
+	}
+	return nil
 }
 
 func writeControl(ctx context.Context, conn *websocket.Conn, v any, timeout time.Duration) error {

@@ -115,7 +115,7 @@ func (ss *session) pump() {
 }
 
 // attach adds a viewer of cols × rows, its queue holding "ready" and the
-// scrollback. Once the session has ended it returns nil, but for a shell
+// scrollback; the caller then fits the PTY to it. Once the session has ended it returns nil, but for a shell
 // that exited by itself: the viewer gets what it printed (why it ended,
 // when it ended at once) and then "closed".
 func (ss *session) attach(cols, rows int) *Viewer {
@@ -138,9 +138,7 @@ func (ss *session) attach(cols, rows int) *Viewer {
 	ss.mu.Unlock()
 	if ended {
 		v.closeWith(ReasonExited)
-		return v
 	}
-	ss.fit()
 	return v
 }
 
@@ -215,6 +213,19 @@ func (ss *session) idleSince(now time.Time) time.Duration {
 		return 0
 	}
 	return now.Sub(ss.lastActive)
+}
+
+// unwatched reports whether the shell has started and has no viewer, and
+// since when nobody watched or typed.
+func (ss *session) unwatched() (time.Time, bool) {
+	select {
+	case <-ss.started:
+	default:
+		return time.Time{}, false
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.lastActive, len(ss.viewers) == 0 && ss.startErr == nil
 }
 
 func (ss *session) lastCommand() LastCommand {

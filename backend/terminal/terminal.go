@@ -86,6 +86,13 @@ type Options struct {
 	AnnounceWait time.Duration
 	// Command is the PTY command (ShellCommand()); tests may replace it.
 	Command string
+	// MaxShells bounds one person's shells (8): each is an SSH connection
+	// held open. A new one past it ends their longest idle shell that no
+	// one watches, or is refused when every one is watched.
+	MaxShells int
+	// MaxViewers bounds one person's open viewers, all chats together
+	// (16): each holds a queue of up to QueueBytes and a socket.
+	MaxViewers int
 }
 
 // Reasons a viewer is closed with.
@@ -97,6 +104,7 @@ const (
 	ReasonProfile  = "profile"  // the chat's SSH connection changed or was deleted
 	ReasonShutdown = "shutdown" // the server is stopping
 	ReasonDetached = "detached" // the viewer closed itself
+	ReasonRefused  = "refused"  // its person may no longer open it (signed out, agent.use taken away, agent chats off)
 )
 
 // Service holds the shells.
@@ -108,6 +116,10 @@ type Service struct {
 	mu       sync.Mutex
 	sessions map[ids.ChatID]*session
 	closed   bool
+
+	// attachMu makes counting a person's viewers and adding one a single
+	// step (MaxViewers).
+	attachMu sync.Mutex
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -145,6 +157,12 @@ func New(d Dialer, opt Options) *Service {
 	}
 	if opt.Command == "" {
 		opt.Command = ShellCommand()
+	}
+	if opt.MaxShells <= 0 {
+		opt.MaxShells = 8
+	}
+	if opt.MaxViewers <= 0 {
+		opt.MaxViewers = 16
 	}
 	s := &Service{dial: d, opt: opt, log: opt.Log, sessions: map[ids.ChatID]*session{}, stop: make(chan struct{})}
 	if opt.ReapEvery > 0 {
@@ -186,8 +204,14 @@ func (s *Service) Reap(ctx context.Context) int {
 			continue
 		}
 		if s.opt.Check != nil {
-			if k := apperr.KindOf(s.opt.Check(ctx, ss.user, ss.chat)); k == apperr.NotFound || k == apperr.Forbidden {
+			switch apperr.KindOf(s.opt.Check(ctx, ss.user, ss.chat)) {
+			case apperr.NotFound:
 				s.end(ss, ReasonChat)
+				n++
+			case apperr.Forbidden:
+				// Agent chats turned off, agent.use taken away: not "the
+				// chat was deleted".
+				s.end(ss, ReasonRefused)
 				n++
 			}
 		}
@@ -206,6 +230,11 @@ func (s *Service) Attach(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 			return nil, err
 		}
 	}
+	// Refused before a shell is started for it, too (it would be left
+	// running with no one to watch it).
+	if err := s.roomForViewer(user); err != nil {
+		return nil, err
+	}
 	for range 3 {
 		ss, err := s.session(ctx, user, chat, cols, rows)
 		if err != nil {
@@ -216,13 +245,51 @@ func (s *Service) Attach(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if v := ss.attach(cols, rows); v != nil {
+		v, err := s.attachCapped(ss, cols, rows)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			ss.fit()
 			return v, nil
 		}
 		// It was ended (its profile changed, say) between starting and
 		// attaching: start another.
 	}
 	return nil, apperr.New(apperr.Unavailable, "The terminal was ended as it started; try again.")
+}
+
+// attachCapped attaches a viewer to ss unless its user has MaxViewers
+// open already.
+func (s *Service) attachCapped(ss *session, cols, rows int) (*Viewer, error) {
+	s.attachMu.Lock()
+	defer s.attachMu.Unlock()
+	if err := s.roomForViewer(ss.user); err != nil {
+		return nil, err
+	}
+	return ss.attach(cols, rows), nil
+}
+
+// roomForViewer refuses a viewer past user's MaxViewers.
+func (s *Service) roomForViewer(user ids.UserID) error {
+	s.mu.Lock()
+	var mine []*session
+	for _, o := range s.sessions {
+		if o.user == user {
+			mine = append(mine, o)
+		}
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, o := range mine {
+		o.mu.Lock()
+		n += len(o.viewers)
+		o.mu.Unlock()
+	}
+	if n >= s.opt.MaxViewers {
+		return apperr.New(apperr.Conflict, "%d terminal windows are open already; close one first.", n)
+	}
+	return nil
 }
 
 // session returns chat's running shell, starting one if there is none.
@@ -249,9 +316,35 @@ func (s *Service) session(ctx context.Context, user ids.UserID, chat ids.ChatID,
 		}
 		return ss, nil
 	}
+	// A person's shells are bounded: the longest idle one no one
+	// watches makes room, else the new one is refused.
+	var room *session
+	var roomSince time.Time
+	n := 0
+	for _, o := range s.sessions {
+		if o.user != user {
+			continue
+		}
+		n++
+		if since, ok := o.unwatched(); ok && (room == nil || since.Before(roomSince)) {
+			room, roomSince = o, since
+		}
+	}
+	if n >= s.opt.MaxShells {
+		if room == nil {
+			s.mu.Unlock()
+			return nil, apperr.New(apperr.Conflict, "%d terminals are open already; close one first.", n)
+		}
+		delete(s.sessions, room.chat)
+	} else {
+		room = nil
+	}
 	ss = newSession(s, user, chat, cols, rows)
 	s.sessions[chat] = ss
 	s.mu.Unlock()
+	if room != nil {
+		room.close(ReasonIdle)
+	}
 
 	// Started apart from ctx (a tab that goes away mid-start must not
 	// leave the next one a half-open shell), bounded by DialTimeout.

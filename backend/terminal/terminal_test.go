@@ -418,7 +418,7 @@ func TestReaperEndsShellsWhoseChatIsGone(t *testing.T) {
 	if s.Reap(ctx(t)) != 1 {
 		t.Fatal("not ended once agent chats were turned off")
 	}
-	if m, _ := nextControl(t, v); m.Reason != ReasonChat {
+	if m, _ := nextControl(t, v); m.Reason != ReasonRefused {
 		t.Fatalf("got %+v", m)
 	}
 	waitClosed(t, h.pty(t, 0))

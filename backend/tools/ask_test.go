@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/generation"
@@ -355,5 +356,137 @@ func TestSummary(t *testing.T) {
 		if got := Summary("shell_run", json.RawMessage(tc.args)); got != tc.want {
 			t.Errorf("Summary(%s) = %q, want %q", tc.args, got, tc.want)
 		}
+	}
+}
+
+// A round's card is bounded whatever the model sends: sixteen ask_user
+// calls of ten questions with long text and pages of long options become
+// at most MaxQuestions questions, each cut short; the calls past the bound
+// fail, telling the model why.
+func TestCardIsBounded(t *testing.T) {
+	e := newEnv(t)
+	r := &ranCalls{}
+	long := strings.Repeat("é", 5000)
+	var opts []string
+	for i := range 100 {
+		opts = append(opts, fmt.Sprintf("%d%s", i, long))
+	}
+	many := &ranCalls{}
+	tool := many.askUser()
+	tool.Questions = func(args json.RawMessage) ([]Question, error) {
+		var qs []Question
+		for j := range 10 {
+			qs = append(qs, Question{Key: fmt.Sprintf("q%d", j), Text: long, Options: opts})
+		}
+		return qs, nil
+	}
+	s := fakellm.NewStream()
+	for i := range 16 {
+		s = s.ToolCall(i, fmt.Sprintf("c%d", i), "ask_user", `{}`)
+	}
+	e.llm.Enqueue(s.Finish("tool_calls").Reply(), fakellm.Stream("Thanks."))
+	l := e.loop(NewToolSet(tool, r.tool("shell_run")), 0)
+	l.Policy = policy{}
+	e.start(t, l)
+	ask := e.waitAsk(t)
+	if len(ask.Items) > MaxQuestions {
+		t.Errorf("%d items in the card, want at most %d", len(ask.Items), MaxQuestions)
+	}
+	for _, it := range ask.Items {
+		if n := utf8.RuneCountInString(it.Text); n > maxQuestionText {
+			t.Fatalf("a question of %d runes", n)
+		}
+		if len(it.Options) > maxOptions {
+			t.Fatalf("%d options", len(it.Options))
+		}
+		for _, o := range it.Options {
+			if n := utf8.RuneCountInString(o); n > maxOptionText {
+				t.Fatalf("an option of %d runes", n)
+			}
+		}
+	}
+	if err := e.gen.Answer(e.user, e.msg, generation.Answer{ID: ask.ID}); err != nil {
+		t.Fatal(err)
+	}
+	m := e.finished(t)
+	failed := 0
+	for _, p := range m.Parts() {
+		if p.Kind == store.PartToolResult && p.Error && strings.Contains(p.Text, "questions are asked in one round") {
+			failed++
+		}
+	}
+	if failed != 14 {
+		t.Errorf("%d calls failed for the bound, want 14", failed)
+	}
+}
+
+// A hundred calls needing approval in one round make one card of at most
+// MaxCalls items; only the approved ones run.
+func TestHundredApprovalsMakeOneBoundedCard(t *testing.T) {
+	e := newEnv(t)
+	r := &ranCalls{}
+	s := fakellm.NewStream()
+	for i := range 100 {
+		s = s.ToolCall(i, fmt.Sprintf("c%d", i), "shell_run", fmt.Sprintf(`{"command":"echo %d"}`, i))
+	}
+	e.llm.Enqueue(s.Finish("tool_calls").Reply(), fakellm.Stream("Done."))
+	l := e.loop(NewToolSet(r.tool("shell_run")), 0)
+	l.Policy = policy{"shell_run": Ask}
+	e.start(t, l)
+	ask := e.waitAsk(t)
+	if len(ask.Items) != MaxCalls {
+		t.Fatalf("%d items, want %d", len(ask.Items), MaxCalls)
+	}
+	ans := generation.Answer{ID: ask.ID, Items: map[string]generation.Reply{}}
+	for _, it := range ask.Items[:3] {
+		ans.Items[it.Key] = generation.Reply{Approve: true}
+	}
+	if err := e.gen.Answer(e.user, e.msg, ans); err != nil {
+		t.Fatal(err)
+	}
+	m := e.finished(t)
+	if n := strings.Count(kinds(m.Parts()), "pause"); n != 1 {
+		t.Errorf("%d pauses", n)
+	}
+	if n := len(r.all()); n != 3 {
+		t.Errorf("%d calls ran, want the 3 approved", n)
+	}
+}
+
+// A model that asks the person again and again is held to the round
+// limit: three rounds, three cards, then a request without tools whose
+// further ask_user call runs nothing and ends the reply with the notice.
+func TestAskingForeverMeetsTheRoundLimit(t *testing.T) {
+	e := newEnv(t)
+	r := &ranCalls{}
+	for i := range 4 {
+		e.llm.Enqueue(fakellm.NewStream().ToolCall(0, fmt.Sprintf("c%d", i), "ask_user", `{"questions":["Again?"]}`).Finish("tool_calls").Reply())
+	}
+	l := e.loop(NewToolSet(r.askUser()), 3)
+	l.Policy = policy{}
+	e.start(t, l)
+	last := ""
+	for range 3 {
+		var ask generation.Ask
+		poll(t, "the next card", func() bool {
+			fr, ok := e.gen.Live(e.user, e.chat)
+			if ok && fr.Ask != nil && fr.Ask.Ask != nil && fr.Ask.Ask.ID != last {
+				ask = *fr.Ask.Ask
+				return true
+			}
+			return false
+		})
+		last = ask.ID
+		if err := e.gen.Answer(e.user, e.msg, generation.Answer{ID: ask.ID, Items: map[string]generation.Reply{ask.Items[0].Key: {Text: "yes"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := e.finished(t)
+	parts := m.Parts()
+	if n := strings.Count(kinds(parts), "pause"); n != 3 {
+		t.Errorf("%d pauses: %s", n, kinds(parts))
+	}
+	if p := parts[len(parts)-1]; p.Kind != store.PartNotice || p.Text != LimitNotice {
+		t.Errorf("last part %+v", p)
 	}
 }

@@ -28,6 +28,19 @@ const Parallel = 4
 // all made.
 const MaxCalls = 16
 
+// A round's card is bounded whatever a tool's Questions return: at most
+// MaxQuestions questions in all (a call whose questions would pass it
+// fails, telling the model), each of at most maxQuestionText runes with at
+// most maxOptions options of maxOptionText runes. A model calling ask_user
+// sixteen times in a round, each with pages of options, would otherwise
+// put all of it in one card (and every Live snapshot).
+const (
+	MaxQuestions    = 20
+	maxQuestionText = 2000
+	maxOptions      = 20
+	maxOptionText   = 200
+)
+
 // LimitNotice ends a reply whose model still called tools in the request
 // sent without them (the round limit was reached).
 const LimitNotice = "The reply reached the limit of tool rounds."
@@ -194,6 +207,7 @@ func (l *Loop) run(ctx context.Context, out *generation.Output, calls []llm.Tool
 	todo := make([]*pending, len(calls))
 	var items []generation.AskItem
 	approvals := false
+	asked := 0 // questions in the card
 	for i, c := range calls {
 		if i >= MaxCalls {
 			results[i] = Result{Text: fmt.Sprintf("Not run: at most %d tool calls run in one round.", MaxCalls), Failed: true}
@@ -223,8 +237,18 @@ func (l *Loop) run(ctx context.Context, out *generation.Output, calls []llm.Tool
 				results[i], todo[i] = Result{Text: err.Error(), Failed: true}, nil
 				continue
 			}
+			if asked+len(qs) > MaxQuestions {
+				results[i], todo[i] = Result{Text: fmt.Sprintf("Not asked: at most %d questions are asked in one round; ask the rest once these are answered.", MaxQuestions), Failed: true}, nil
+				continue
+			}
+			asked += len(qs)
 			p.questions = map[string]string{}
 			for j, q := range qs {
+				q.Text = cut(q.Text, maxQuestionText)
+				q.Options = slices.Clone(q.Options[:min(len(q.Options), maxOptions)])
+				for k, o := range q.Options {
+					q.Options[k] = cut(o, maxOptionText)
+				}
 				key := fmt.Sprintf("c%d.q%d", i, j)
 				p.questions[key] = q.Key
 				items = append(items, generation.AskItem{Key: key, CallID: c.ID, Tool: c.Name,
