@@ -167,6 +167,17 @@ func TestTerminalInChromiumFakeSocket(t *testing.T) {
 		}
 	})
 
+	// The server refuses an input frame over 1 MiB and closes the socket:
+	// a long paste must go in pieces, all of it, in order.
+	run("a long paste goes in pieces of at most 64 KiB", func(t *testing.T) {
+		a.js(`window.__fake.sockets[0].sent.length = 0`)
+		a.js(`window.__term.input(` + host + `, 'x'.repeat(300 * 1024))`)
+		a.waitJS(`window.__fake.sockets[0].sent.filter((m) => Array.isArray(m)).reduce((n, m) => n + m.length, 0) === 300 * 1024`)
+		if big := a.js(`Math.max(...window.__fake.sockets[0].sent.filter((m) => Array.isArray(m)).map((m) => m.length))`); big.(float64) > 64*1024 {
+			t.Errorf("a frame of %v bytes was sent", big)
+		}
+	})
+
 	// The shell's keys are the shell's: Ctrl+K (kill to the end of the
 	// line) goes to it, not to the app's "Search chats".
 	run("keys the app binds go to the shell while it has focus", func(t *testing.T) {

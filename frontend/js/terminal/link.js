@@ -13,6 +13,9 @@
 
 import { call, on, isDesktop } from '../core/transport.js';
 
+// PIECE is the largest input frame sent (the server refuses frames over 1 MiB).
+const PIECE = 64 * 1024;
+
 /**
  * openLink attaches to chatId's shell at cols×rows. h holds the callbacks:
  * data(Uint8Array), ready({marks, cols, rows}), closed(reason) when the
@@ -62,7 +65,10 @@ function socketLink(chatId, cols, rows, h) {
   };
   return {
     send(bytes) {
-      if (!done && ws.readyState === WebSocket.OPEN) ws.send(bytes);
+      if (done || ws.readyState !== WebSocket.OPEN) return;
+      // The server takes frames of at most 1 MiB and closes the socket on
+      // a bigger one: a long paste goes in pieces.
+      for (let i = 0; i < bytes.length; i += PIECE) ws.send(bytes.subarray(i, i + PIECE));
     },
     resize(c, r) {
       if (!done && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'resize', cols: c, rows: r }));

@@ -226,6 +226,7 @@ function reasonText(reason) {
     case 'chat': return 'The chat was deleted.';
     case 'profile': return 'The chat\'s SSH connection was changed.';
     case 'shutdown': return 'The server is stopping.';
+    case 'refused': return 'You can no longer open this terminal (agent chats are off, or you may no longer use them).';
     default: return 'The terminal was closed.';
   }
 }
