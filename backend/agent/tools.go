@@ -320,31 +320,56 @@ func cleanOutput(b []byte) string {
 
 // session is one connection with its SFTP client, for one file call.
 type session struct {
-	cl   *sshx.Client
-	fs   *sftp.Client
-	prof store.SSHProfile
-	stop func() bool
+	cl      *sshx.Client
+	fs      *sftp.Client
+	prof    store.SSHProfile
+	ctx     context.Context
+	timeout time.Duration
+	stop    func() bool
+	cancel  context.CancelFunc
 }
 
 func (ss *session) close() {
 	ss.stop()
+	ss.cancel()
 	ss.fs.Close()
 	ss.cl.Close()
 }
 
-// sftp connects and opens SFTP; Stop (ctx) closes the connection, which
-// ends a transfer that hangs.
+// failed is a file operation on p that failed with err, as the model
+// reads it: the time limit or Stop when they ended it (closing the
+// connection is what ends a hanging transfer, and its error says only
+// that the connection closed).
+func (ss *session) failed(format, p string, err error) tools.Result {
+	switch {
+	case errors.Is(context.Cause(ss.ctx), errFileTimeout):
+		return failed("%s: the host did not finish within %s (the time limit).", p, ss.timeout)
+	case ss.ctx.Err() != nil:
+		return failed("%s: stopped.", p)
+	}
+	return failed(format, p, plainFileError(err))
+}
+
+var errFileTimeout = errors.New("file operation timed out")
+
+// sftp connects and opens SFTP, for at most the command time limit: the
+// limit or Stop (ctx) closes the connection, which ends a transfer that
+// hangs (a read the host never answers).
 func (b *binding) sftp(ctx context.Context) (*session, tools.Result, bool) {
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errFileTimeout)
 	cl, p, r, ok := b.connect(ctx)
 	if !ok {
+		cancel()
 		return nil, r, false
 	}
 	fs, err := cl.SFTP()
 	if err != nil {
 		cl.Close()
+		cancel()
 		return nil, failed("The host does not offer SFTP, which the file tools need: %s", plainNetError(err)), false
 	}
-	return &session{cl: cl, fs: fs, prof: p, stop: context.AfterFunc(ctx, func() { cl.Close() })}, tools.Result{}, true
+	return &session{cl: cl, fs: fs, prof: p, ctx: ctx, timeout: b.timeout, cancel: cancel,
+		stop: context.AfterFunc(ctx, func() { cl.Close() })}, tools.Result{}, true
 }
 
 func (b *binding) fileRead(ctx context.Context, call tools.Call) tools.Result {
@@ -365,19 +390,25 @@ func (b *binding) fileRead(ctx context.Context, call tools.Call) tools.Result {
 	p := b.resolve(a.Path)
 	st, err := fs.Stat(p)
 	if err != nil {
-		return failed("%s cannot be read: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be read: %s.", p, err)
 	}
 	if st.IsDir() {
 		return failed("%s is a directory; list it with file_list.", p)
 	}
+	// A pipe would hold the read (and the reply) until something wrote
+	// to it, a device such as /dev/zero or /dev/urandom never ends: only
+	// files are read.
+	if !st.Mode().IsRegular() {
+		return failed("%s is not a regular file (a device, a pipe or a socket); file_read reads only files.", p)
+	}
 	f, err := fs.Open(p)
 	if err != nil {
-		return failed("%s cannot be read: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be read: %s.", p, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxFileRead))
 	if err != nil {
-		return failed("%s cannot be read: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be read: %s.", p, err)
 	}
 	return readLines(p, data, st.Size(), a.Offset, a.Limit, b.outputCap)
 }
@@ -462,7 +493,7 @@ func (b *binding) fileWrite(ctx context.Context, call tools.Call) tools.Result {
 		if errors.Is(err, iofs.ErrNotExist) {
 			return failed("The directory %s does not exist; create it first (shell_run: mkdir -p %s).", dir, sshx.Quote(dir))
 		}
-		return failed("%s cannot be written: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be written: %s.", p, err)
 	} else if !st.IsDir() {
 		return failed("%s is not a directory.", dir)
 	}
@@ -475,14 +506,14 @@ func (b *binding) fileWrite(ctx context.Context, call tools.Call) tools.Result {
 	}
 	f, err := fs.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
-		return failed("%s cannot be written: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be written: %s.", p, err)
 	}
 	_, err = f.Write([]byte(*a.Content))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return failed("%s could not be written completely: %s.", p, plainFileError(err))
+		return ss.failed("%s could not be written completely: %s.", p, err)
 	}
 	b.s.index.touch(ss.prof, b.dir)
 	return tools.Result{Text: fmt.Sprintf("%s %s (%d bytes, %d lines).", verb, p, len(*a.Content), strings.Count(*a.Content, "\n")+boolInt(*a.Content != "" && !strings.HasSuffix(*a.Content, "\n")))}
@@ -513,7 +544,7 @@ func (b *binding) fileList(ctx context.Context, call tools.Call) tools.Result {
 	p := b.resolve(a.Path)
 	infos, err := fs.ReadDir(p)
 	if err != nil {
-		return failed("%s cannot be listed: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be listed: %s.", p, err)
 	}
 	return tools.Result{Text: formatList(p, infos)}
 }
