@@ -141,14 +141,15 @@ func (n *node) files() (count int, unread bool) {
 
 // line is n's line in the listing, collapsed or not (without indent).
 func (n *node) line(collapsed bool) string {
+	name := shownName(n.name)
 	if !n.dir {
-		return n.name
+		return name
 	}
 	if n.unread && len(n.children) == 0 {
-		return n.name + "/ (not listed)"
+		return name + "/ (not listed)"
 	}
 	if !collapsed {
-		return n.name + "/"
+		return name + "/"
 	}
 	k, unread := n.files()
 	more := ""
@@ -156,9 +157,9 @@ func (n *node) line(collapsed bool) string {
 		more = "+"
 	}
 	if k == 1 && !unread {
-		return n.name + "/ (1 file)"
+		return name + "/ (1 file)"
 	}
-	return fmt.Sprintf("%s/ (%d%s files)", n.name, k, more)
+	return fmt.Sprintf("%s/ (%d%s files)", name, k, more)
 }
 
 // indent is the indentation of a child at depth d.

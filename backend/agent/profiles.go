@@ -492,7 +492,7 @@ func (s *Service) Test(ctx context.Context, user ids.UserID, id ids.ProfileID) (
 	case res.Exit != 0:
 		return TestResult{Message: fmt.Sprintf("Connected, but `uname -srm` ended with status %d.", res.Exit)}, nil
 	}
-	return TestResult{OK: true, Message: "Connected: " + oneLine(string(res.Output), 200)}, nil
+	return TestResult{OK: true, Message: "Connected: " + oneLine(cleanOutput(res.Output), 200)}, nil
 }
 
 // Browsing is a directory of a host as the new-chat picker shows it.

@@ -303,6 +303,18 @@ func formatRun(res sshx.RunResult, dir string, timeout time.Duration, outputCap 
 
 var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]`)
 
+// shownName is a file name as a listing shows it: as it is when it is
+// plain text, else quoted with Go's escapes ("a\nb"). A name is the
+// host's, and so anybody's who could create a file there: one holding a
+// newline would otherwise forge lines of the listing (in the harness, of
+// the system prompt itself), and terminal escapes would reach the pages.
+func shownName(name string) string {
+	if printable(name) {
+		return name
+	}
+	return strconv.Quote(name)
+}
+
 // cleanOutput makes a command's output text a model can read: valid
 // UTF-8, terminal escapes and other control characters removed, carriage
 // returns folded.
@@ -311,8 +323,29 @@ func cleanOutput(b []byte) string {
 	s = ansi.ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	return strings.Map(func(r rune) rune {
-		if r < ' ' && r != '\n' && r != '\t' || r == 0x7f {
+		if r < ' ' && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f {
 			return -1
+		}
+		return r
+	}, s)
+}
+
+// showControls makes a file's control characters visible: each C0
+// character but tab, newline and carriage return as its symbol (ESC as
+// ␛), DEL as ␡, the C1 ones (U+0080–U+009F, 8-bit terminal controls) as
+// U+FFFD. A file is shown, not run in a terminal: its escapes are
+// text, and the model sees that they are there.
+func showControls(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < ' ':
+			return 0x2400 + r
+		case r == 0x7f:
+			return 0x2421
+		case r >= 0x80 && r <= 0x9f:
+			return '\uFFFD'
 		}
 		return r
 	}, s)
@@ -422,7 +455,7 @@ func readLines(p string, data []byte, size int64, offset, limit, cap int) tools.
 	if len(data) == 0 {
 		return tools.Result{Text: fmt.Sprintf("%s is empty.", p)}
 	}
-	text := strings.ToValidUTF8(string(data), "\uFFFD")
+	text := showControls(strings.ToValidUTF8(string(data), "\uFFFD"))
 	lines := strings.SplitAfter(text, "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -445,7 +478,7 @@ func readLines(p string, data []byte, size int64, offset, limit, cap int) tools.
 		}
 		l := lines[i]
 		if len(l) > cap {
-			l = l[:cap] + "…\n"
+			l = strings.ToValidUTF8(l[:cap], "") + "…\n"
 		}
 		out.WriteString(l)
 		last = i + 1
@@ -570,7 +603,7 @@ func formatList(p string, infos []os.FileInfo) string {
 			fmt.Fprintf(&b, "… and %d more entries\n", len(infos)-maxList)
 			break
 		}
-		name := strings.ToValidUTF8(fi.Name(), "\uFFFD")
+		name := shownName(fi.Name())
 		switch {
 		case fi.IsDir():
 			b.WriteString(name + "/\n")
