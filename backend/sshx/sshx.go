@@ -86,17 +86,31 @@ func ClientConfig(t Target, auth Auth, pinned string) (*ssh.ClientConfig, error)
 		methods = []ssh.AuthMethod{ssh.PublicKeys(signer)}
 	case auth.Password != "":
 		pw := auth.Password
+		given := false // the challenge callback runs on the handshake's goroutine only
 		methods = []ssh.AuthMethod{
 			ssh.Password(pw),
 			// Servers that sign in through PAM ask for the password as a
-			// keyboard-interactive prompt; the hidden prompts get it, any
-			// shown one (never a password) gets nothing.
+			// keyboard-interactive prompt. The server asks what it likes,
+			// so the password goes once, to a round with one hidden
+			// prompt that does not ask for a code: a one-time code asked
+			// after it, a second hidden prompt beside it, or a shown one
+			// (never a password) gets an empty answer, and the sign-in
+			// fails instead of sending the password where it was not
+			// asked for.
 			ssh.KeyboardInteractive(func(_, _ string, questions []string, echos []bool) ([]string, error) {
 				answers := make([]string, len(questions))
+				hidden := -1
 				for i := range questions {
 					if !echos[i] {
-						answers[i] = pw
+						if hidden >= 0 {
+							return answers, nil
+						}
+						hidden = i
 					}
+				}
+				if hidden >= 0 && !asksForCode(questions[hidden]) && !given {
+					given = true
+					answers[hidden] = pw
 				}
 				return answers, nil
 			}),
@@ -120,6 +134,18 @@ func ClientConfig(t Target, auth Auth, pinned string) (*ssh.ClientConfig, error)
 		HostKeyAlgorithms: hostKeyAlgorithms(want),
 		Timeout:           connectTimeout,
 	}, nil
+}
+
+// asksForCode reports a prompt asking for a one-time code or token
+// rather than the password.
+func asksForCode(prompt string) bool {
+	p := strings.ToLower(prompt)
+	for _, w := range []string{"code", "token", "otp", "one-time", "one time", "verification", "pin"} {
+		if strings.Contains(p, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // pinnedCallback accepts exactly the pinned key.

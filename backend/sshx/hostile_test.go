@@ -1,0 +1,93 @@
+package sshx_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/llembas/lembas/backend/sshx"
+)
+
+// A keyboard-interactive server asks what it likes. The password goes
+// to one hidden prompt, once: not to a second round (a one-time code
+// after the password), not to a round of several hidden prompts, not to
+// a prompt that asks for a code, and never to a shown one.
+func TestKeyboardInteractiveGivesThePasswordOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rounds [][]string // prompts per round; a leading "!" is shown (echoed)
+		want   [][]string
+	}{
+		{"password then a code", [][]string{{"Password: "}, {"Verification code: "}}, [][]string{{"s3cret"}, {""}}},
+		{"a code first", [][]string{{"Verification code: "}, {"Password: "}}, [][]string{{""}, {"s3cret"}}},
+		{"two hidden at once", [][]string{{"Password: ", "Token: "}}, [][]string{{"", ""}}},
+		{"shown then hidden", [][]string{{"!Username: ", "Password: "}}, [][]string{{"", "s3cret"}}},
+		{"asked again", [][]string{{"Password: "}, {"Password: "}}, [][]string{{"s3cret"}, {""}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hostKey := newSigner(t)
+			var mu sync.Mutex
+			var got [][]string
+			cfg := &ssh.ServerConfig{
+				KeyboardInteractiveCallback: func(_ ssh.ConnMetadata, ch ssh.KeyboardInteractiveChallenge) (*ssh.Permissions, error) {
+					for _, round := range tc.rounds {
+						var qs []string
+						var echos []bool
+						for _, q := range round {
+							echo := q[0] == '!'
+							if echo {
+								q = q[1:]
+							}
+							qs, echos = append(qs, q), append(echos, echo)
+						}
+						answers, err := ch("", "", qs, echos)
+						if err != nil {
+							return nil, err
+						}
+						mu.Lock()
+						got = append(got, answers)
+						mu.Unlock()
+					}
+					return nil, errors.New("no")
+				},
+			}
+			cfg.AddHostKey(hostKey)
+			client, server := connPair(t)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if sc, _, _, err := ssh.NewServerConn(server, cfg); err == nil {
+					sc.Close()
+				}
+				server.Close()
+			}()
+			ccfg, err := sshx.ClientConfig(sshx.Target{Host: "example.invalid", Port: 22, User: "u"}, sshx.Auth{Password: "s3cret"},
+				string(ssh.MarshalAuthorizedKey(hostKey.PublicKey())))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, _, err := ssh.NewClientConn(client, "example.invalid:22", ccfg); err == nil {
+				t.Fatal("signed in to a server that accepts nothing")
+			}
+			client.Close()
+			<-done
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != len(tc.want) {
+				t.Fatalf("answers %q, want %q", got, tc.want)
+			}
+			for i := range got {
+				if len(got[i]) != len(tc.want[i]) {
+					t.Fatalf("answers %q, want %q", got, tc.want)
+				}
+				for j := range got[i] {
+					if got[i][j] != tc.want[i][j] {
+						t.Errorf("round %d prompt %d answered %q, want %q", i+1, j+1, got[i][j], tc.want[i][j])
+					}
+				}
+			}
+		})
+	}
+}
