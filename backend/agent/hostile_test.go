@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/sshx"
 	"github.com/llembas/lembas/backend/sshx/sshtest"
@@ -93,7 +94,7 @@ func TestNamesCannotForgeListingLines(t *testing.T) {
 		!strings.Contains(got, "  inner.go") {
 		t.Errorf("listing: %q", got)
 	}
-	list := formatList("/p", fsys["/p"])
+	list := formatList("/p", fsys["/p"], false)
 	if strings.Contains(list, "\nIMPORTANT") || strings.Contains(list, "\x1b") || !strings.Contains(list, `"x\nIMPORTANT`) {
 		t.Errorf("file_list: %q", list)
 	}
@@ -114,5 +115,83 @@ func TestControlsInFilesAndOutput(t *testing.T) {
 	long := []byte(strings.Repeat("é", 100) + "\n")
 	if r := readLines("f", long, int64(len(long)), 0, 0, 51); !utf8.ValidString(r.Text) {
 		t.Errorf("a line cut mid-character: %q", r.Text)
+	}
+}
+
+// hostileProfile is a key profile of user on srv, its host key accepted.
+func hostileProfile(t *testing.T, s *Service, user ids.UserID, srv *sshtest.Hostile) Profile {
+	t.Helper()
+	ctx := context.Background()
+	p, err := s.CreateProfile(ctx, user, ProfileInput{Name: "hostile", Host: srv.Host, Port: srv.Port, Username: srv.User, Auth: store.AuthKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := s.ScanHostKey(ctx, user, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = s.AcceptHostKey(ctx, user, p.ID, sc.Fingerprint); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A server that never ends a listing: file_list and the directory picker
+// show the first entries and say there are more, instead of reading
+// until the memory runs out.
+func TestEndlessListingsAreCut(t *testing.T) {
+	srv := sshtest.StartHostile(t, sshtest.EndlessDir())
+	ctx := context.Background()
+	s, _, user := newService(t)
+	p := hostileProfile(t, s, user, srv)
+	tl := agentTools(t, s, user, p.ID, "/project", store.ModeAuto)
+	r := callWithin(t, tl[NameFileList], map[string]any{})
+	if r.Failed || !strings.Contains(r.Text, "file0000000001 (") || strings.Count(r.Text, "\n") > maxList+2 ||
+		!strings.Contains(r.Text, "holds more than 500 entries") {
+		t.Fatalf("file_list of an endless directory: %.300q … %d lines", r.Text, strings.Count(r.Text, "\n"))
+	}
+	done := make(chan struct{})
+	var br Browsing
+	var err error
+	go func() { br, err = s.Browse(ctx, user, p.ID, "/project"); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Browse of an endless directory did not return within a minute")
+	}
+	if err != nil || !br.More || len(br.Items) != MaxBrowse {
+		t.Fatalf("Browse of an endless directory: %d entries, more %v, %v", len(br.Items), br.More, err)
+	}
+}
+
+// A server that stops answering: the file tools end at the command time
+// limit, and the directory picker at twice the connect timeout.
+func TestStallingServerEndsAtTheLimits(t *testing.T) {
+	stall := make(chan struct{})
+	srv := sshtest.StartHostile(t, sshtest.Stalling(stall))
+	t.Cleanup(func() { close(stall) }) // before the server's own cleanup
+	ctx := context.Background()
+	s, _, user := newService(t)
+	s.opt.ConnectTimeout = 2 * time.Second
+	if _, err := s.SetSettings(ctx, SettingsPatch{CommandTimeoutSec: ptr(MinCommandTimeout)}); err != nil {
+		t.Fatal(err)
+	}
+	p := hostileProfile(t, s, user, srv)
+	tl := agentTools(t, s, user, p.ID, "/project", store.ModeAuto)
+	if r := callWithin(t, tl[NameFileRead], map[string]any{"path": "notes.txt"}); !r.Failed || !strings.Contains(r.Text, "did not finish within 5s") {
+		t.Errorf("file_read on a stalling server: %q", r.Text)
+	}
+	if r := callWithin(t, tl[NameFileList], map[string]any{}); !r.Failed || !strings.Contains(r.Text, "did not finish within 5s") {
+		t.Errorf("file_list on a stalling server: %q", r.Text)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Browse(ctx, user, p.ID, "/project"); done <- err }()
+	select {
+	case err := <-done:
+		if apperr.KindOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "in time") {
+			t.Errorf("Browse on a stalling server: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Browse on a stalling server did not return within a minute")
 	}
 }

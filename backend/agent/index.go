@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/sshx"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -67,6 +68,19 @@ type tree struct {
 // tests).
 type lister interface {
 	ReadDir(p string) ([]os.FileInfo, error)
+}
+
+// bounded reads a directory of a walk: at most max entries, whatever the
+// server sends (a walk stops at max entries in all).
+type bounded struct {
+	ctx context.Context
+	fs  *sshx.SFTP
+	max int
+}
+
+func (b bounded) ReadDir(p string) ([]os.FileInfo, error) {
+	infos, _, err := b.fs.ReadDirMax(b.ctx, p, b.max)
+	return infos, err
 }
 
 // walk reads dir breadth-first within opt's caps.
@@ -404,7 +418,7 @@ func (s *Service) warm(p store.SSHProfile, dir string) {
 		// that hangs.
 		stop := context.AfterFunc(ctx, func() { cl.Close() })
 		defer stop()
-		t = walk(ctx, fs, dir, s.index.opt)
+		t = walk(ctx, bounded{ctx, fs, s.index.opt.MaxEntries}, dir, s.index.opt)
 		if len(t.root.children) == 0 && t.root.unread {
 			t = nil // the directory itself could not be read
 		}

@@ -17,8 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pkg/sftp"
-
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
@@ -354,7 +352,7 @@ func showControls(s string) string {
 // session is one connection with its SFTP client, for one file call.
 type session struct {
 	cl      *sshx.Client
-	fs      *sftp.Client
+	fs      *sshx.SFTP
 	prof    store.SSHProfile
 	ctx     context.Context
 	timeout time.Duration
@@ -575,15 +573,16 @@ func (b *binding) fileList(ctx context.Context, call tools.Call) tools.Result {
 	defer ss.close()
 	fs := ss.fs
 	p := b.resolve(a.Path)
-	infos, err := fs.ReadDir(p)
+	infos, more, err := fs.ReadDirMax(ss.ctx, p, maxList)
 	if err != nil {
 		return ss.failed("%s cannot be listed: %s.", p, err)
 	}
-	return tools.Result{Text: formatList(p, infos)}
+	return tools.Result{Text: formatList(p, infos, more)}
 }
 
-// formatList is a directory as file_list returns it.
-func formatList(p string, infos []os.FileInfo) string {
+// formatList is a directory as file_list returns it; more: it holds more
+// entries than infos, which are the first read.
+func formatList(p string, infos []os.FileInfo, more bool) string {
 	slices.SortFunc(infos, func(a, b os.FileInfo) int {
 		if a.IsDir() != b.IsDir() {
 			if a.IsDir() {
@@ -593,16 +592,12 @@ func formatList(p string, infos []os.FileInfo) string {
 		}
 		return strings.Compare(a.Name(), b.Name())
 	})
-	if len(infos) == 0 {
+	if len(infos) == 0 && !more {
 		return p + " is empty."
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:\n", p)
-	for i, fi := range infos {
-		if i == maxList {
-			fmt.Fprintf(&b, "… and %d more entries\n", len(infos)-maxList)
-			break
-		}
+	for _, fi := range infos {
 		name := shownName(fi.Name())
 		switch {
 		case fi.IsDir():
@@ -612,6 +607,9 @@ func formatList(p string, infos []os.FileInfo) string {
 		default:
 			fmt.Fprintf(&b, "%s (%s)\n", name, sizeWord(fi.Size()))
 		}
+	}
+	if more {
+		fmt.Fprintf(&b, "[The directory holds more than %d entries; these are the first the host sent. Narrow it down with shell_run (ls | grep, find -name).]\n", maxList)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -1,13 +1,17 @@
 package sshx_test
 
 import (
+	"context"
 	"errors"
+	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
 	"github.com/llembas/lembas/backend/sshx"
+	"github.com/llembas/lembas/backend/sshx/sshtest"
 )
 
 // A keyboard-interactive server asks what it likes. The password goes
@@ -89,5 +93,49 @@ func TestKeyboardInteractiveGivesThePasswordOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// hostileClient signs in to a Hostile server.
+func hostileClient(t *testing.T, srv *sshtest.Hostile) *sshx.Client {
+	t.Helper()
+	c, err := sshx.Dial(context.Background(), sshx.Target{Host: srv.Host, Port: srv.Port, User: srv.User}, sshx.Auth{Password: "anything"}, srv.HostKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A directory the server never ends (or one of billions of files) is
+// read up to a bound, not into all the memory there is.
+func TestReadDirMaxOfAnEndlessDirectory(t *testing.T) {
+	srv := sshtest.StartHostile(t, sshtest.EndlessDir())
+	fs, err := hostileClient(t, srv).SFTP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	type res struct {
+		infos []os.FileInfo
+		more  bool
+		err   error
+	}
+	done := make(chan res, 1)
+	go func() {
+		infos, more, err := fs.ReadDirMax(context.Background(), "/anywhere", 500)
+		done <- res{infos, more, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil || !r.more || len(r.infos) != 500 || r.infos[0].Name() != "file0000000001" {
+			t.Fatalf("ReadDirMax: %d entries, more %v, %v", len(r.infos), r.more, r.err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ReadDirMax of an endless directory did not return within a minute")
+	}
+	// The session still works after the cut.
+	if infos, more, err := fs.ReadDirMax(context.Background(), "/elsewhere", 10); err != nil || !more || len(infos) != 10 {
+		t.Fatalf("a second ReadDirMax: %d entries, more %v, %v", len(infos), more, err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -456,13 +457,119 @@ func (w *capped) result() ([]byte, int64) {
 	return bytes.Clone(w.buf.Bytes()), w.omitted
 }
 
+// SFTP is an SFTP session: the sftp client, and ReadDirMax, a directory
+// read whose size the server does not decide.
+type SFTP struct {
+	*sftp.Client
+	sess  *ssh.Session
+	meter *meter
+	mu    sync.Mutex // one ReadDirMax at a time: the meter is the session's
+}
+
 // SFTP opens an SFTP session on the connection.
-func (c *Client) SFTP() (*sftp.Client, error) {
-	s, err := sftp.NewClient(c.ssh)
-	if err != nil {
+func (c *Client) SFTP() (*SFTP, error) {
+	fail := func(err error) (*SFTP, error) {
 		return nil, apperr.Wrap(apperr.Unavailable, err, "The host does not offer SFTP, which LLeMbas uses to read and write files.")
 	}
-	return s, nil
+	sess, err := c.ssh.NewSession()
+	if err != nil {
+		return fail(err)
+	}
+	w, err := sess.StdinPipe()
+	if err != nil {
+		sess.Close()
+		return fail(err)
+	}
+	r, err := sess.StdoutPipe()
+	if err != nil {
+		sess.Close()
+		return fail(err)
+	}
+	if err := sess.RequestSubsystem("sftp"); err != nil {
+		sess.Close()
+		return fail(err)
+	}
+	m := &meter{r: r}
+	fs, err := sftp.NewClientPipe(m, w)
+	if err != nil {
+		sess.Close()
+		return fail(err)
+	}
+	return &SFTP{Client: fs, sess: sess, meter: m}, nil
+}
+
+// Close ends the SFTP session.
+func (s *SFTP) Close() error {
+	err := s.Client.Close()
+	s.sess.Close()
+	return err
+}
+
+// errListTooLong ends a directory read that passed its byte budget.
+var errListTooLong = errors.New("sshx: directory listing too long")
+
+// ReadDirMax reads directory p, at most max entries (in the server's
+// order), and reports whether it holds more. sftp's ReadDir keeps
+// everything the server sends: a directory of a million files, or a
+// server that never ends one, would fill the memory. This one stops
+// asking once the server has sent about max entries' worth of bytes.
+func (s *SFTP) ReadDirMax(ctx context.Context, p string, max int) ([]os.FileInfo, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// About 512 bytes an entry (a long name, its "ls -l" line and
+	// attributes), and one packet more.
+	s.meter.arm(int64(max)*512+256<<10, func() { cancel(errListTooLong) })
+	defer s.meter.disarm()
+	infos, err := s.Client.ReadDirContext(ctx, p)
+	more := false
+	if errors.Is(context.Cause(ctx), errListTooLong) {
+		err, more = nil, true
+	}
+	if len(infos) > max {
+		infos, more = infos[:max], true
+	}
+	return infos, more, err
+}
+
+// meter counts the bytes an SFTP client reads, and calls over once
+// when, while armed, they pass a limit.
+type meter struct {
+	r     io.Reader
+	mu    sync.Mutex
+	n     int64
+	limit int64 // 0: disarmed
+	over  func()
+}
+
+func (m *meter) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	m.mu.Lock()
+	var over func()
+	if m.limit > 0 {
+		m.n += int64(n)
+		if m.n > m.limit {
+			over, m.over, m.limit = m.over, nil, 0
+		}
+	}
+	m.mu.Unlock()
+	if over != nil {
+		over()
+	}
+	return n, err
+}
+
+func (m *meter) arm(limit int64, over func()) {
+	m.mu.Lock()
+	m.n, m.limit, m.over = 0, limit, over
+	m.mu.Unlock()
+}
+
+func (m *meter) disarm() {
+	m.mu.Lock()
+	m.limit, m.over = 0, nil
+	m.mu.Unlock()
 }
 
 // Shell is an interactive shell on a PTY.

@@ -1,0 +1,228 @@
+package sshtest
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+)
+
+// Hostile is an in-process SSH server for tests of what a server that
+// means harm can do, where an sshd cannot be made to misbehave: it signs
+// in anyone (any key, any password), serves SFTP from Handlers, and
+// answers every command with exit status 0 and no output.
+type Hostile struct {
+	Host string
+	Port int
+	User string
+
+	key ssh.Signer
+	l   net.Listener
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	cs  []net.Conn
+}
+
+// StartHostile starts a Hostile server serving h, stopped when the test
+// ends.
+func StartHostile(t testing.TB, h sftp.Handlers) *Hostile {
+	t.Helper()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	key, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Hostile{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, User: "anyone", key: key, l: l}
+	cfg := &ssh.ServerConfig{
+		PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return nil, nil },
+		PasswordCallback:  func(ssh.ConnMetadata, []byte) (*ssh.Permissions, error) { return nil, nil },
+	}
+	cfg.AddHostKey(key)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.cs = append(s.cs, c)
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				s.serve(c, cfg, h)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		s.mu.Lock()
+		for _, c := range s.cs {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s
+}
+
+// HostKey is the server's host key as an authorized_keys line.
+func (s *Hostile) HostKey() string {
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(s.key.PublicKey())))
+}
+
+func (s *Hostile) serve(c net.Conn, cfg *ssh.ServerConfig, h sftp.Handlers) {
+	defer c.Close()
+	sc, chans, reqs, err := ssh.NewServerConn(c, cfg)
+	if err != nil {
+		return
+	}
+	defer sc.Close()
+	go ssh.DiscardRequests(reqs)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for nc := range chans {
+		if nc.ChannelType() != "session" {
+			nc.Reject(ssh.UnknownChannelType, "no")
+			continue
+		}
+		ch, creqs, err := nc.Accept()
+		if err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer ch.Close()
+			for req := range creqs {
+				switch {
+				case req.Type == "subsystem" && len(req.Payload) > 4 && string(req.Payload[4:]) == "sftp":
+					req.Reply(true, nil)
+					go ssh.DiscardRequests(creqs)
+					srv := sftp.NewRequestServer(ch, h)
+					if err := srv.Serve(); err != nil && !errors.Is(err, net.ErrClosed) {
+						srv.Close()
+					}
+					return
+				case req.Type == "exec":
+					req.Reply(true, nil)
+					status := make([]byte, 4)
+					binary.BigEndian.PutUint32(status, 0)
+					ch.SendRequest("exit-status", false, status)
+					return
+				default:
+					req.Reply(false, nil)
+				}
+			}
+		}()
+	}
+}
+
+// EndlessDir is an SFTP server whose every directory lists without end
+// (file0000000001, file0000000002, …): a server that never ends a
+// listing, or a directory of billions of files.
+func EndlessDir() sftp.Handlers {
+	return sftp.Handlers{FileList: endless{}, FileGet: refuse{}, FilePut: refuse{}, FileCmd: refuse{}}
+}
+
+// Stalling is an SFTP server that answers a Stat and then nothing: every
+// listing and read waits until stall is closed.
+func Stalling(stall <-chan struct{}) sftp.Handlers {
+	return sftp.Handlers{FileList: stalling{stall}, FileGet: stalling{stall}, FilePut: refuse{}, FileCmd: refuse{}}
+}
+
+type fileInfo struct {
+	name string
+	dir  bool
+}
+
+func (f fileInfo) Name() string { return f.name }
+func (f fileInfo) Size() int64  { return 1 << 20 }
+func (f fileInfo) Mode() os.FileMode {
+	if f.dir {
+		return os.ModeDir | 0o755
+	}
+	return 0o644
+}
+func (f fileInfo) ModTime() time.Time { return time.Unix(0, 0) }
+func (f fileInfo) IsDir() bool        { return f.dir }
+func (f fileInfo) Sys() any           { return nil }
+
+// stat is what a Stat of p says: a directory unless its name has a dot.
+func stat(p string) sftp.ListerAt {
+	name := path.Base(p)
+	return listOf{fileInfo{name, !strings.Contains(name, ".")}}
+}
+
+type listOf []os.FileInfo
+
+func (l listOf) ListAt(out []os.FileInfo, off int64) (int, error) {
+	if off >= int64(len(l)) {
+		return 0, io.EOF
+	}
+	n := copy(out, l[off:])
+	if n < len(out) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+type endless struct{}
+
+func (endless) Filelist(r *sftp.Request) (sftp.ListerAt, error) {
+	if r.Method == "List" {
+		return endlessList{}, nil
+	}
+	return stat(r.Filepath), nil
+}
+
+type endlessList struct{}
+
+func (endlessList) ListAt(out []os.FileInfo, off int64) (int, error) {
+	for i := range out {
+		out[i] = fileInfo{name: fmt.Sprintf("file%010d", off+int64(i)+1)}
+	}
+	return len(out), nil
+}
+
+type stalling struct{ stall <-chan struct{} }
+
+func (s stalling) Filelist(r *sftp.Request) (sftp.ListerAt, error) {
+	if r.Method == "List" {
+		<-s.stall
+		return nil, os.ErrPermission
+	}
+	return stat(r.Filepath), nil
+}
+
+func (s stalling) Fileread(*sftp.Request) (io.ReaderAt, error) {
+	<-s.stall
+	return nil, os.ErrPermission
+}
+
+type refuse struct{}
+
+func (refuse) Fileread(*sftp.Request) (io.ReaderAt, error)  { return nil, os.ErrPermission }
+func (refuse) Filewrite(*sftp.Request) (io.WriterAt, error) { return nil, os.ErrPermission }
+func (refuse) Filecmd(*sftp.Request) error                  { return os.ErrPermission }
+func (refuse) Filelist(r *sftp.Request) (sftp.ListerAt, error) {
+	return nil, os.ErrPermission
+}
