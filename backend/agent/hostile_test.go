@@ -195,3 +195,20 @@ func TestStallingServerEndsAtTheLimits(t *testing.T) {
 		t.Fatal("Browse on a stalling server did not return within a minute")
 	}
 }
+
+// An activity line shows a model's command as text: no escapes, no
+// control characters, one line.
+func TestActivityLineIsPlain(t *testing.T) {
+	var s Service
+	for _, tl := range s.defs(nil, store.ModeAuto) {
+		if tl.Name != NameShellRun {
+			continue
+		}
+		got := tl.Activity(json.RawMessage(`{"command":"echo \u001b[2J\u001b]0;pwned\u0007hi\r\nrm -rf \u009b31m/"}`))
+		if got != "Running echo hi rm -rf 31m/" {
+			t.Errorf("activity: %q", got)
+		}
+		return
+	}
+	t.Fatal("no shell_run")
+}

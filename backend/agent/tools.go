@@ -216,7 +216,9 @@ func argPath(args json.RawMessage) string {
 	return a.Path
 }
 
-func clipLine(s string, n int) string { return oneLine(s, n) }
+// clipLine is a model's argument in an activity line: one line, without
+// terminal escapes or control characters.
+func clipLine(s string, n int) string { return oneLine(cleanOutput([]byte(s)), n) }
 
 // resolve turns a path a model gave into one on the host: relative to the
 // project directory, absolute as written, "~/…" from the login directory
