@@ -212,3 +212,47 @@ func TestActivityLineIsPlain(t *testing.T) {
 	}
 	t.Fatal("no shell_run")
 }
+
+// The project walk does not follow symbolic links: a link to the
+// directory itself or to a parent is one entry, not a loop that eats the
+// walk's caps.
+func TestWalkDoesNotFollowLinkLoops(t *testing.T) {
+	srv := sshtest.Start(t)
+	ctx := context.Background()
+	s, _, user := newService(t)
+	p := readyProfile(t, s, user, srv)
+	dir, cl := projectOn(t, s, user, p, srv)
+	if r, err := cl.Run(ctx, "mkdir -p a/b && ln -s . loop && ln -s .. up && ln -s ../.. a/b/top && touch a/b/f.txt", sshx.RunOptions{Dir: dir}); err != nil || r.Exit != 0 {
+		t.Fatalf("setup: %+v %v", r, err)
+	}
+	fs, err := cl.SFTP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	tr := walk(ctx, bounded{ctx, fs, 5000}, dir, testIndex)
+	got := tr.render(10000)
+	want := "a/\n  b/\n    f.txt\n    top\nloop\nup"
+	if tr.partial || got != want {
+		t.Fatalf("walk (partial %v):\n%s\nwant:\n%s", tr.partial, got, want)
+	}
+}
+
+// A key that cannot be read is refused without being quoted back: the
+// error reaches the page and the log.
+func TestBadKeyIsNotQuotedBack(t *testing.T) {
+	s, _, user := newService(t)
+	marker := "c2VjcmV0LW1hcmtlci1kby1ub3QtbG9n"
+	for _, key := range []string{
+		"-----BEGIN OPENSSH PRIVATE KEY-----\n" + marker + "\n-----END OPENSSH PRIVATE KEY-----\n",
+		"-----BEGIN RSA PRIVATE KEY-----\n" + marker + "\n-----END RSA PRIVATE KEY-----\n",
+		"-----BEGIN " + marker + "-----\nAAAA\n-----END " + marker + "-----\n",
+		marker,
+	} {
+		_, err := s.CreateProfile(context.Background(), user, ProfileInput{Name: "k", Host: "h", Username: "u", Auth: store.AuthKey, PrivateKey: key})
+		_, msg := apperr.Public(err)
+		if err == nil || strings.Contains(err.Error(), marker) || strings.Contains(msg, marker) {
+			t.Errorf("a bad key: %v / %q", err, msg)
+		}
+	}
+}

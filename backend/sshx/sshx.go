@@ -204,10 +204,15 @@ func parsePrivate(private []byte) (ssh.Signer, error) {
 		if errors.As(err, &pp) {
 			return nil, apperr.New(apperr.Invalid, "This key is protected by a passphrase, which LLeMbas cannot type for you: remove it (ssh-keygen -p -f KEYFILE) or let LLeMbas generate a new key.")
 		}
-		return nil, apperr.Wrap(apperr.Invalid, err, "This is not a private key LLeMbas can read; paste the whole key in OpenSSH or PEM form, from its BEGIN line to its END line.")
+		// Not err: its text can quote what was pasted (ssh: unsupported
+		// key type "…"), and a refused call's error is logged. Nothing
+		// from a credential field reaches a log.
+		return nil, apperr.Wrap(apperr.Invalid, errUnreadableKey, "This is not a private key LLeMbas can read; paste the whole key in OpenSSH or PEM form, from its BEGIN line to its END line.")
 	}
 	return signer, nil
 }
+
+var errUnreadableKey = errors.New("sshx: unreadable private key")
 
 // errCaptured stops CaptureHostKey's handshake once the key is in hand.
 var errCaptured = errors.New("sshx: host key captured")
