@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -254,5 +255,64 @@ func TestBadKeyIsNotQuotedBack(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), marker) || strings.Contains(msg, marker) {
 			t.Errorf("a bad key: %v / %q", err, msg)
 		}
+	}
+}
+
+// Many calls at once (a round's, several chats', terminals) sign in to
+// one host at most MaxHandshakes at a time: sshd drops sign-ins past its
+// MaxStartups at random, and penalises the address that sent them.
+func TestSignInsToOneHostAreBounded(t *testing.T) {
+	srv := sshtest.StartHostile(t, sshtest.EndlessDir())
+	ctx := context.Background()
+	s, _, user := newService(t)
+	p := hostileProfile(t, s, user, srv)
+	row, _ := s.db.SSHProfile(ctx, user, p.ID)
+
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	release := make(chan struct{})
+	srv.SetOnAuth(func() {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	})
+	const n = 3 * MaxHandshakes
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			cl, err := s.connect(ctx, row)
+			if err == nil {
+				cl.Close()
+			}
+			errs <- err
+		}()
+	}
+	// Wait until MaxHandshakes are signing in, give the rest a moment to
+	// crowd in if they can, then let them all through.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		k := inFlight
+		mu.Unlock()
+		if k >= MaxHandshakes {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d sign-ins arrived", k)
+		}
+	}
+	time.Sleep(time.Second)
+	close(release)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if most > MaxHandshakes {
+		t.Errorf("%d sign-ins to one host at once, want at most %d", most, MaxHandshakes)
 	}
 }

@@ -28,11 +28,12 @@ type Hostile struct {
 	Port int
 	User string
 
-	key ssh.Signer
-	l   net.Listener
-	wg  sync.WaitGroup
-	mu  sync.Mutex
-	cs  []net.Conn
+	onAuth func()
+	key    ssh.Signer
+	l      net.Listener
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	cs     []net.Conn
 }
 
 // StartHostile starts a Hostile server serving h, stopped when the test
@@ -49,9 +50,18 @@ func StartHostile(t testing.TB, h sftp.Handlers) *Hostile {
 		t.Fatal(err)
 	}
 	s := &Hostile{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, User: "anyone", key: key, l: l}
+	signIn := func() (*ssh.Permissions, error) {
+		s.mu.Lock()
+		f := s.onAuth
+		s.mu.Unlock()
+		if f != nil {
+			f()
+		}
+		return nil, nil
+	}
 	cfg := &ssh.ServerConfig{
-		PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return nil, nil },
-		PasswordCallback:  func(ssh.ConnMetadata, []byte) (*ssh.Permissions, error) { return nil, nil },
+		PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return signIn() },
+		PasswordCallback:  func(ssh.ConnMetadata, []byte) (*ssh.Permissions, error) { return signIn() },
 	}
 	cfg.AddHostKey(key)
 	s.wg.Add(1)
@@ -82,6 +92,14 @@ func StartHostile(t testing.TB, h sftp.Handlers) *Hostile {
 		s.wg.Wait()
 	})
 	return s
+}
+
+// SetOnAuth makes f run in each sign-in before it is accepted (to hold
+// sign-ins, or count them).
+func (s *Hostile) SetOnAuth(f func()) {
+	s.mu.Lock()
+	s.onAuth = f
+	s.mu.Unlock()
 }
 
 // HostKey is the server's host key as an authorized_keys line.
