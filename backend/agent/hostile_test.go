@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/sshx"
 	"github.com/llembas/lembas/backend/sshx/sshtest"
@@ -314,5 +316,18 @@ func TestSignInsToOneHostAreBounded(t *testing.T) {
 	}
 	if most > MaxHandshakes {
 		t.Errorf("%d sign-ins to one host at once, want at most %d", most, MaxHandshakes)
+	}
+}
+
+// agent.use opens a shell on somebody's machine: an administrator grants
+// it, it is in no default baseline. (Administrators hold every
+// permission, this one too, by design: they still reach only their own
+// profiles and chats.)
+func TestAgentUseIsNotInTheDefaultBaseline(t *testing.T) {
+	if slices.Contains(auth.DefaultBaseline, Permission) {
+		t.Fatalf("%s is in the default baseline %v", Permission, auth.DefaultBaseline)
+	}
+	if !auth.NewSet(true).Has(Permission) {
+		t.Fatal("an administrator does not hold agent.use; the notes say they do")
 	}
 }

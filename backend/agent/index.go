@@ -351,7 +351,12 @@ func (c *indexCache) start(k indexKey) bool {
 	return true
 }
 
-// done stores a walk's result (nil: the walk failed; the old one stays).
+// maxCached bounds the listings kept: each is up to MaxEntries nodes,
+// and every agent chat's directory makes one.
+const maxCached = 256
+
+// done stores a walk's result (nil: the walk failed; the old one stays),
+// and drops listings too old to use and, past maxCached, the oldest.
 func (c *indexCache) done(k indexKey, t *tree) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -366,6 +371,30 @@ func (c *indexCache) done(k indexKey, t *tree) {
 	if e.tree == nil {
 		delete(c.entries, k)
 	}
+	for len(c.entries) > maxCached || c.oldest(c.opt.Keep) {
+		var old indexKey
+		var at time.Time
+		found := false
+		for k, e := range c.entries {
+			if !e.walking && (!found || e.at.Before(at)) {
+				old, at, found = k, e.at, true
+			}
+		}
+		if !found {
+			break
+		}
+		delete(c.entries, old)
+	}
+}
+
+// oldest reports whether a listing not being walked is older than keep.
+func (c *indexCache) oldest(keep time.Duration) bool {
+	for _, e := range c.entries {
+		if !e.walking && time.Since(e.at) > keep {
+			return true
+		}
+	}
+	return false
 }
 
 // touch marks p's dir as changed (a file written, a command run): the
