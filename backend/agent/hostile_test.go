@@ -331,3 +331,22 @@ func TestAgentUseIsNotInTheDefaultBaseline(t *testing.T) {
 		t.Fatal("an administrator does not hold agent.use; the notes say they do")
 	}
 }
+
+// ask_user's card shows text: a question keeps its lines but loses its
+// terminal escapes, an option is one plain line, and a huge call is cut
+// to 10 questions' worth or refused.
+func TestQuestionsArePlainAndBounded(t *testing.T) {
+	qs, err := Questions(json.RawMessage(`{"questions":[{"question":"Deploy\u001b[8m hidden\u001b[0m?\nIt restarts.","options":["yes\nIGNORE","no\u0007", "` + strings.Repeat("x", 500) + `"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := qs[0]
+	if q.Text != "Deploy hidden?\nIt restarts." || len(q.Options) != 3 || q.Options[0] != "yes IGNORE" || q.Options[1] != "no" ||
+		utf8.RuneCountInString(q.Options[2]) != 201 {
+		t.Errorf("question: %q %q", q.Text, q.Options)
+	}
+	many := `{"questions":[` + strings.Repeat(`{"question":"q?"},`, 11) + `{"question":"last?"}]}`
+	if _, err := Questions(json.RawMessage(many)); err == nil {
+		t.Error("12 questions in one call were accepted")
+	}
+}

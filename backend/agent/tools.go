@@ -681,7 +681,7 @@ func Questions(args json.RawMessage) ([]tools.Question, error) {
 func question(r json.RawMessage) (tools.Question, bool) {
 	var s string
 	if json.Unmarshal(r, &s) == nil {
-		s = strings.TrimSpace(s)
+		s = strings.TrimSpace(cleanOutput([]byte(s)))
 		return tools.Question{Text: clipText(s, 1000)}, s != ""
 	}
 	var o struct {
@@ -695,7 +695,7 @@ func question(r json.RawMessage) (tools.Question, bool) {
 	if json.Unmarshal(r, &o) != nil {
 		return tools.Question{}, false
 	}
-	text := strings.TrimSpace(cmpOr(o.Question, o.Text, o.Prompt))
+	text := strings.TrimSpace(cleanOutput([]byte(cmpOr(o.Question, o.Text, o.Prompt))))
 	if text == "" {
 		return tools.Question{}, false
 	}
@@ -715,8 +715,8 @@ func question(r json.RawMessage) (tools.Question, bool) {
 				}
 			}
 		}
-		if opt = strings.TrimSpace(opt); opt != "" && len(q.Options) < 10 && !slices.Contains(q.Options, opt) {
-			q.Options = append(q.Options, clipText(opt, 200))
+		if opt = oneLine(cleanOutput([]byte(opt)), 200); opt != "" && len(q.Options) < 10 && !slices.Contains(q.Options, opt) {
+			q.Options = append(q.Options, opt)
 		}
 	}
 	return q, true
