@@ -29,6 +29,9 @@ func TestKeyboardInteractiveGivesThePasswordOnce(t *testing.T) {
 		{"two hidden at once", [][]string{{"Password: ", "Token: "}}, [][]string{{"", ""}}},
 		{"shown then hidden", [][]string{{"!Username: ", "Password: "}}, [][]string{{"", "s3cret"}}},
 		{"asked again", [][]string{{"Password: "}, {"Password: "}}, [][]string{{"s3cret"}, {""}}},
+		{"OpenSSH's prefix", [][]string{{"(pinky@otp-box) Password: "}}, [][]string{{"s3cret"}}},
+		{"a one-time password", [][]string{{"One-time password: "}}, [][]string{{""}}},
+		{"a passcode", [][]string{{"Enter PASSCODE: "}}, [][]string{{""}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hostKey := newSigner(t)

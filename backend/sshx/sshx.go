@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
@@ -138,12 +139,23 @@ func ClientConfig(t Target, auth Auth, pinned string) (*ssh.ClientConfig, error)
 }
 
 // asksForCode reports a prompt asking for a one-time code or token
-// rather than the password.
+// rather than the password: by whole words, after OpenSSH's "(user@host)
+// " prefix, so that a user or host named pinky or otp-box still gets
+// the password.
 func asksForCode(prompt string) bool {
-	p := strings.ToLower(prompt)
-	for _, w := range []string{"code", "token", "otp", "one-time", "one time", "verification", "pin"} {
-		if strings.Contains(p, w) {
-			return true
+	p := strings.ToLower(strings.TrimSpace(prompt))
+	if strings.HasPrefix(p, "(") {
+		if i := strings.Index(p, ")"); i >= 0 {
+			p = p[i+1:]
+		}
+	}
+	words := strings.FieldsFunc(p, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for _, w := range words {
+		switch w {
+		case "code", "passcode", "token", "otp", "totp", "pin", "verification", "one", "2fa", "mfa":
+			if w != "one" || strings.Contains(p, "one-time") || strings.Contains(p, "one time") {
+				return true
+			}
 		}
 	}
 	return false
