@@ -350,3 +350,36 @@ func TestQuestionsArePlainAndBounded(t *testing.T) {
 		t.Error("12 questions in one call were accepted")
 	}
 }
+
+// A cwd is a directory, never shell syntax: quotes, $( ), ; and
+// newlines in it run nothing (the cd fails, so the command does not run
+// either), and a NUL in a command fails the call rather than running a
+// cut-off command.
+func TestCwdIsNeverShellSyntax(t *testing.T) {
+	srv := sshtest.Start(t)
+	ctx := context.Background()
+	s, _, user := newService(t)
+	p := readyProfile(t, s, user, srv)
+	dir, cl := projectOn(t, s, user, p, srv)
+	tl := agentTools(t, s, user, p.ID, dir, store.ModeAuto)
+	for _, cwd := range []string{
+		`x'; touch pwned1; '`,
+		`$(touch pwned2)`,
+		"x\ntouch pwned3",
+		"`touch pwned4`",
+		`x" ; touch pwned5 ; "`,
+	} {
+		r := callWithin(t, tl[NameShellRun], map[string]any{"command": "touch ran", "cwd": cwd})
+		if strings.Contains(r.Text, "Exit status 0") {
+			t.Errorf("cwd %q: %q", cwd, r.Text)
+		}
+	}
+	r := callWithin(t, tl[NameShellRun], map[string]any{"command": "touch nul1\x00; touch nul2"})
+	if !r.Failed || !strings.Contains(r.Text, "NUL") {
+		t.Errorf("a command with a NUL: %q", r.Text)
+	}
+	res, err := cl.Run(ctx, "ls -A", sshx.RunOptions{Dir: dir})
+	if err != nil || strings.TrimSpace(string(res.Output)) != "" {
+		t.Fatalf("the project directory after the attempts: %q %v", res.Output, err)
+	}
+}

@@ -260,6 +260,10 @@ func (b *binding) shellRun(ctx context.Context, call tools.Call) tools.Result {
 	if err := json.Unmarshal(call.Arguments, &a); err != nil || strings.TrimSpace(a.Command) == "" {
 		return failed(`The arguments must be a JSON object with a non-empty "command" (and optionally "cwd").`)
 	}
+	if strings.ContainsRune(a.Command+a.Cwd, 0) {
+		// SSH carries a command as a C string: sshd drops the connection.
+		return failed("The command or cwd holds a NUL character, which SSH cannot carry; nothing ran.")
+	}
 	cl, p, r, ok := b.connect(ctx)
 	if !ok {
 		return r
