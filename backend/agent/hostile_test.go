@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -150,7 +151,7 @@ func TestEndlessListingsAreCut(t *testing.T) {
 	tl := agentTools(t, s, user, p.ID, "/project", store.ModeAuto)
 	r := callWithin(t, tl[NameFileList], map[string]any{})
 	if r.Failed || !strings.Contains(r.Text, "file0000000001 (") || strings.Count(r.Text, "\n") > maxList+2 ||
-		!strings.Contains(r.Text, "holds more than 500 entries") {
+		!strings.Contains(r.Text, "holds more than 10000 entries") || !strings.Contains(r.Text, "… and more than 9500 more entries") {
 		t.Fatalf("file_list of an endless directory: %.300q … %d lines", r.Text, strings.Count(r.Text, "\n"))
 	}
 	done := make(chan struct{})
@@ -381,5 +382,19 @@ func TestCwdIsNeverShellSyntax(t *testing.T) {
 	res, err := cl.Run(ctx, "ls -A", sshx.RunOptions{Dir: dir})
 	if err != nil || strings.TrimSpace(string(res.Output)) != "" {
 		t.Fatalf("the project directory after the attempts: %q %v", res.Output, err)
+	}
+}
+
+// file_list sorts everything it read before it cuts: directories a host
+// sends last are still listed first.
+func TestFileListSortsBeforeItCuts(t *testing.T) {
+	var infos []os.FileInfo
+	for i := range 600 {
+		infos = append(infos, fakeInfo{fmt.Sprintf("f%03d", i), false})
+	}
+	infos = append(infos, fakeInfo{"src", true}, fakeInfo{"docs", true})
+	got := formatList("/p", infos, false)
+	if !strings.HasPrefix(got, "/p:\ndocs/\nsrc/\nf000 (") || !strings.HasSuffix(got, "… and 102 more entries") {
+		t.Errorf("file_list: %.80q … %q", got, got[len(got)-40:])
 	}
 }

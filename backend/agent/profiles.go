@@ -548,7 +548,7 @@ func (s *Service) Browse(ctx context.Context, user ids.UserID, id ids.ProfileID,
 		dir = real
 	}
 	dir = path.Clean(dir)
-	infos, more, err := fs.ReadDirMax(ctx, dir, MaxBrowse)
+	infos, more, err := fs.ReadDirMax(ctx, dir, maxDirRead)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Browsing{}, apperr.Wrap(apperr.Unavailable, err, "%s:%d did not finish listing %s in time.", p.Host, p.Port, dir)

@@ -45,6 +45,9 @@ const (
 	maxFileWrite = 4 << 20
 	// maxList bounds file_list's entries.
 	maxList = 500
+	// maxDirRead bounds the entries a directory listing reads (file_list,
+	// Browse), to sort and show the first maxList or MaxBrowse of.
+	maxDirRead = 10000
 	// defaultReadLines is how many lines file_read returns unless asked.
 	defaultReadLines = 2000
 	// maxQuestions bounds one ask_user call.
@@ -579,15 +582,16 @@ func (b *binding) fileList(ctx context.Context, call tools.Call) tools.Result {
 	defer ss.close()
 	fs := ss.fs
 	p := b.resolve(a.Path)
-	infos, more, err := fs.ReadDirMax(ss.ctx, p, maxList)
+	infos, more, err := fs.ReadDirMax(ss.ctx, p, maxDirRead)
 	if err != nil {
 		return ss.failed("%s cannot be listed: %s.", p, err)
 	}
 	return tools.Result{Text: formatList(p, infos, more)}
 }
 
-// formatList is a directory as file_list returns it; more: it holds more
-// entries than infos, which are the first read.
+// formatList is a directory as file_list returns it, directories first,
+// at most maxList entries; more: it holds more entries than infos, which
+// are the first the host sent.
 func formatList(p string, infos []os.FileInfo, more bool) string {
 	slices.SortFunc(infos, func(a, b os.FileInfo) int {
 		if a.IsDir() != b.IsDir() {
@@ -603,7 +607,15 @@ func formatList(p string, infos []os.FileInfo, more bool) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:\n", p)
-	for _, fi := range infos {
+	for i, fi := range infos {
+		if i == maxList {
+			if more {
+				fmt.Fprintf(&b, "… and more than %d more entries\n", len(infos)-maxList)
+			} else {
+				fmt.Fprintf(&b, "… and %d more entries\n", len(infos)-maxList)
+			}
+			break
+		}
 		name := shownName(fi.Name())
 		switch {
 		case fi.IsDir():
@@ -615,7 +627,7 @@ func formatList(p string, infos []os.FileInfo, more bool) string {
 		}
 	}
 	if more {
-		fmt.Fprintf(&b, "[The directory holds more than %d entries; these are the first the host sent. Narrow it down with shell_run (ls | grep, find -name).]\n", maxList)
+		fmt.Fprintf(&b, "[The directory holds more than %d entries; these are the first %d the host sent, sorted. Narrow it down with shell_run (ls | grep, find -name).]\n", maxDirRead, len(infos))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
