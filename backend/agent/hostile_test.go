@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pkg/sftp"
+
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
@@ -21,6 +23,14 @@ import (
 	"github.com/llembas/lembas/backend/store"
 	"github.com/llembas/lembas/backend/tools"
 )
+
+// walkingNow reports whether a walk of p's dir is running.
+func (c *indexCache) walkingNow(p store.SSHProfile, dir string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[keyOf(p, dir)]
+	return ok && e.walking
+}
 
 // These tests attack the agent's tools as a hostile model (or a file it
 // read) would.
@@ -396,5 +406,79 @@ func TestFileListSortsBeforeItCuts(t *testing.T) {
 	got := formatList("/p", infos, false)
 	if !strings.HasPrefix(got, "/p:\ndocs/\nsrc/\nf000 (") || !strings.HasSuffix(got, "… and 102 more entries") {
 		t.Errorf("file_list: %.80q … %q", got, got[len(got)-40:])
+	}
+}
+
+// A server that never closes an SFTP channel the client has ended: the
+// file tools, Browse and the project walk still finish (sftp's Close
+// waits for the server to close, so the connection is closed first).
+func TestServerThatKeepsSFTPOpen(t *testing.T) {
+	srv := sshtest.StartHostile(t, sftp.InMemHandler())
+	srv.SetKeepOpen(true)
+	ctx := context.Background()
+	s, _, user := newService(t)
+	p := hostileProfile(t, s, user, srv)
+	tl := agentTools(t, s, user, p.ID, "/", store.ModeAuto)
+	if r := callWithin(t, tl[NameFileList], map[string]any{}); r.Failed {
+		t.Errorf("file_list: %q", r.Text)
+	}
+	if r := callWithin(t, tl[NameFileWrite], map[string]any{"path": "a.txt", "content": "hi\n"}); r.Failed {
+		t.Errorf("file_write: %q", r.Text)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Browse(ctx, user, p.ID, "/"); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Browse: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Browse did not return within a minute")
+	}
+	row, _ := s.db.SSHProfile(ctx, user, p.ID)
+	s.warm(row, "/")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, ok := s.index.get(row, "/"); ok && !s.index.walkingNow(row, "/") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the project walk did not finish within a minute")
+		}
+	}
+}
+
+// A server that accepts SFTP and never says a word: the file tools end
+// at the time limit, Browse at its deadline, the walk at its own.
+func TestSilentSFTPServer(t *testing.T) {
+	srv := sshtest.StartHostile(t, sftp.InMemHandler())
+	srv.SetSilentSFTP(true)
+	ctx := context.Background()
+	s, _, user := newService(t)
+	s.opt.ConnectTimeout = 2 * time.Second
+	s.index.opt.Timeout = 3 * time.Second
+	if _, err := s.SetSettings(ctx, SettingsPatch{CommandTimeoutSec: ptr(MinCommandTimeout)}); err != nil {
+		t.Fatal(err)
+	}
+	p := hostileProfile(t, s, user, srv)
+	tl := agentTools(t, s, user, p.ID, "/", store.ModeAuto)
+	if r := callWithin(t, tl[NameFileList], map[string]any{}); !r.Failed {
+		t.Errorf("file_list: %q", r.Text)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Browse(ctx, user, p.ID, "/"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Browse of a silent server succeeded")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Browse did not return within a minute")
+	}
+	row, _ := s.db.SSHProfile(ctx, user, p.ID)
+	s.warm(row, "/")
+	for deadline := time.Now().Add(time.Minute); s.index.walkingNow(row, "/"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the project walk did not finish within a minute")
+		}
 	}
 }

@@ -437,16 +437,16 @@ func (s *Service) warm(p store.SSHProfile, dir string) {
 			return
 		}
 		defer cl.Close()
+		// A walk past its time closes the connection, which ends a read
+		// that hangs (and an SFTP start the host never answers).
+		stop := context.AfterFunc(ctx, func() { cl.Close() })
+		defer stop()
 		fs, err := cl.SFTP()
 		if err != nil {
 			s.log.Info("agent: project listing skipped: no SFTP", "profile", p.ID, "err", err)
 			return
 		}
 		defer fs.Close()
-		// A walk past its time closes the connection, which ends a read
-		// that hangs.
-		stop := context.AfterFunc(ctx, func() { cl.Close() })
-		defer stop()
 		t = walk(ctx, bounded{ctx, fs, s.index.opt.MaxEntries}, dir, s.index.opt)
 		if len(t.root.children) == 0 && t.root.unread {
 			t = nil // the directory itself could not be read

@@ -402,14 +402,20 @@ func (b *binding) sftp(ctx context.Context) (*session, tools.Result, bool) {
 		cancel()
 		return nil, r, false
 	}
+	// Armed before SFTP starts: a host that accepts the subsystem and
+	// never answers would hold the start itself.
+	stop := context.AfterFunc(ctx, func() { cl.Close() })
 	fs, err := cl.SFTP()
 	if err != nil {
+		stop()
 		cl.Close()
 		cancel()
+		if context.Cause(ctx) == errFileTimeout {
+			return nil, failed("The host did not start SFTP within %s (the time limit).", b.timeout), false
+		}
 		return nil, failed("The host does not offer SFTP, which the file tools need: %s", plainNetError(err)), false
 	}
-	return &session{cl: cl, fs: fs, prof: p, ctx: ctx, timeout: b.timeout, cancel: cancel,
-		stop: context.AfterFunc(ctx, func() { cl.Close() })}, tools.Result{}, true
+	return &session{cl: cl, fs: fs, prof: p, ctx: ctx, timeout: b.timeout, cancel: cancel, stop: stop}, tools.Result{}, true
 }
 
 func (b *binding) fileRead(ctx context.Context, call tools.Call) tools.Result {

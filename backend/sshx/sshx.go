@@ -515,10 +515,17 @@ func (c *Client) SFTP() (*SFTP, error) {
 	return &SFTP{Client: fs, sess: sess, meter: m}, nil
 }
 
-// Close ends the SFTP session.
+// Close ends the SFTP session without waiting for the server: sftp's own
+// Close waits until the server closes the channel, which a server need
+// never do, and that held a file call (and its reply) for ever. The wait
+// goes on in the background until the server closes the channel or the
+// connection is closed, which every caller does next.
 func (s *SFTP) Close() error {
-	err := s.Client.Close()
-	s.sess.Close()
+	err := s.sess.Close()
+	go s.Client.Close()
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
 	return err
 }
 

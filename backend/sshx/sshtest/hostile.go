@@ -28,12 +28,15 @@ type Hostile struct {
 	Port int
 	User string
 
-	onAuth func()
-	key    ssh.Signer
-	l      net.Listener
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	cs     []net.Conn
+	onAuth   func()
+	keepOpen bool
+	silent   bool
+	stopped  chan struct{}
+	key      ssh.Signer
+	l        net.Listener
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	cs       []net.Conn
 }
 
 // StartHostile starts a Hostile server serving h, stopped when the test
@@ -49,7 +52,7 @@ func StartHostile(t testing.TB, h sftp.Handlers) *Hostile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Hostile{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, User: "anyone", key: key, l: l}
+	s := &Hostile{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, User: "anyone", key: key, l: l, stopped: make(chan struct{})}
 	signIn := func() (*ssh.Permissions, error) {
 		s.mu.Lock()
 		f := s.onAuth
@@ -83,6 +86,7 @@ func StartHostile(t testing.TB, h sftp.Handlers) *Hostile {
 		}
 	}()
 	t.Cleanup(func() {
+		close(s.stopped)
 		l.Close()
 		s.mu.Lock()
 		for _, c := range s.cs {
@@ -99,6 +103,23 @@ func StartHostile(t testing.TB, h sftp.Handlers) *Hostile {
 func (s *Hostile) SetOnAuth(f func()) {
 	s.mu.Lock()
 	s.onAuth = f
+	s.mu.Unlock()
+}
+
+// SetKeepOpen makes the server keep an SFTP channel open after the client
+// has ended it (until the test ends): a client that waits for the server
+// to close first waits for ever.
+func (s *Hostile) SetKeepOpen(keep bool) {
+	s.mu.Lock()
+	s.keepOpen = keep
+	s.mu.Unlock()
+}
+
+// SetSilentSFTP makes the server accept the SFTP subsystem and then say
+// nothing at all (not even its version), until the test ends.
+func (s *Hostile) SetSilentSFTP(silent bool) {
+	s.mu.Lock()
+	s.silent = silent
 	s.mu.Unlock()
 }
 
@@ -135,9 +156,28 @@ func (s *Hostile) serve(c net.Conn, cfg *ssh.ServerConfig, h sftp.Handlers) {
 				case req.Type == "subsystem" && len(req.Payload) > 4 && string(req.Payload[4:]) == "sftp":
 					req.Reply(true, nil)
 					go ssh.DiscardRequests(creqs)
-					srv := sftp.NewRequestServer(ch, h)
+					s.mu.Lock()
+					keep, silent := s.keepOpen, s.silent
+					s.mu.Unlock()
+					if silent {
+						go io.Copy(io.Discard, ch)
+						<-s.stopped
+						return
+					}
+					var rwc io.ReadWriteCloser = ch
+					if keep {
+						rwc = struct {
+							io.Reader
+							io.Writer
+							io.Closer
+						}{ch, ch, io.NopCloser(nil)}
+					}
+					srv := sftp.NewRequestServer(rwc, h)
 					if err := srv.Serve(); err != nil && !errors.Is(err, net.ErrClosed) {
 						srv.Close()
+					}
+					if keep {
+						<-s.stopped
 					}
 					return
 				case req.Type == "exec":
