@@ -142,3 +142,46 @@ func TestReadDirMaxOfAnEndlessDirectory(t *testing.T) {
 		t.Fatalf("a second ReadDirMax: %d entries, more %v, %v", len(infos), more, err)
 	}
 }
+
+// A server that never answers a session's opening or a command's
+// request: Run ends at its time limit or ctx's end, Shell at ctx's end
+// (each closes the connection, which is of no use any more).
+func TestMuteServerEndsRunAndShell(t *testing.T) {
+	for _, tc := range []struct {
+		name, mute string
+		start      func(*sshx.Client) error
+	}{
+		{"run: the exec request", "exec", func(c *sshx.Client) error {
+			_, err := c.Run(context.Background(), "true", sshx.RunOptions{Timeout: 2 * time.Second})
+			return err
+		}},
+		{"run: the session", "channels", func(c *sshx.Client) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := c.Run(ctx, "true", sshx.RunOptions{})
+			return err
+		}},
+		{"shell: the session", "channels", func(c *sshx.Client) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := c.Shell(ctx, "", 80, 24)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := sshtest.StartHostile(t, sshtest.EndlessDir())
+			c := hostileClient(t, srv)
+			srv.SetMute(tc.mute)
+			done := make(chan error, 1)
+			go func() { done <- tc.start(c) }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Error("started against a server that never answered")
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("did not return within a minute")
+			}
+		})
+	}
+}

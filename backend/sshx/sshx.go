@@ -382,21 +382,30 @@ const killGrace = 10 * time.Second
 // is a result (TimedOut, Exit -1); ctx's end returns ctx.Err() with the
 // output so far.
 func (c *Client) Run(ctx context.Context, command string, opt RunOptions) (RunResult, error) {
-	sess, err := c.ssh.NewSession()
-	if err != nil {
-		return RunResult{Exit: -1}, apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
-	}
-	defer sess.Close()
 	out := &capped{max: opt.MaxOutput}
-	sess.Stdout = out
-	sess.Stderr = out
 	script := command
 	if opt.Dir != "" {
 		script = "cd -- " + Quote(opt.Dir) + " || exit\n" + command
 	}
 	full := `exec "$SHELL" -l -c ` + Quote(script)
-	if err := sess.Start(full); err != nil {
-		return RunResult{Exit: -1}, apperr.Wrap(apperr.Unavailable, err, "The SSH server would not start the command.")
+	var sess *ssh.Session
+	err := c.setup(ctx, opt.Timeout, func() error {
+		var err error
+		if sess, err = c.ssh.NewSession(); err != nil {
+			return apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
+		}
+		sess.Stdout = out
+		sess.Stderr = out
+		if err := sess.Start(full); err != nil {
+			return apperr.Wrap(apperr.Unavailable, err, "The SSH server would not start the command.")
+		}
+		return nil
+	})
+	if sess != nil {
+		defer sess.Close()
+	}
+	if err != nil {
+		return RunResult{Exit: -1}, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- sess.Wait() }()
@@ -445,6 +454,36 @@ func (c *Client) Run(ctx context.Context, command string, opt RunOptions) (RunRe
 		kill()
 		return result(), ctx.Err()
 	}
+}
+
+// errNoAnswer is a session's start the server did not answer in time.
+var errNoAnswer = errors.New("sshx: the server did not answer")
+
+// setup runs fn, the start of a session (opening it, asking for a PTY, a
+// command or a subsystem), each step of which waits for the server's
+// answer, which a server need never send. So ctx's end, or timeout (0:
+// none), closes the connection, which is of no use any more: fn then
+// fails, and setup returns ctx's error or one saying the server did not
+// answer.
+func (c *Client) setup(ctx context.Context, timeout time.Duration, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeoutCause(ctx, timeout, errNoAnswer)
+		defer cancel()
+	}
+	stop := context.AfterFunc(sctx, func() { c.ssh.Close() })
+	err := fn()
+	if !stop() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return apperr.Wrap(apperr.Unavailable, errNoAnswer, "The SSH server did not start the command within %s; the connection was closed.", timeout)
+	}
+	return err
 }
 
 // capped keeps the first max bytes written to it and counts the rest.
@@ -605,41 +644,50 @@ type Shell struct {
 }
 
 // Shell starts command (the login shell when "") on a PTY of cols × rows
-// with TERM=xterm-256color. ctx bounds the setup only; Stdout must be
-// read, or the connection's flow control stalls the shell.
+// with TERM=xterm-256color. ctx bounds the setup only (a server that does
+// not answer it in time has its connection closed); Stdout must be read,
+// or the connection's flow control stalls the shell.
 func (c *Client) Shell(ctx context.Context, command string, cols, rows int) (*Shell, error) {
-	if err := ctx.Err(); err != nil {
+	var sh *Shell
+	err := c.setup(ctx, 0, func() error {
+		sess, err := c.ssh.NewSession()
+		if err != nil {
+			return apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
+		}
+		fail := func(err error, msg string) error {
+			sess.Close()
+			return apperr.Wrap(apperr.Unavailable, err, "%s", msg)
+		}
+		modes := ssh.TerminalModes{ssh.ECHO: 1, ssh.TTY_OP_ISPEED: 38400, ssh.TTY_OP_OSPEED: 38400}
+		if err := sess.RequestPty("xterm-256color", rows, cols, modes); err != nil {
+			return fail(err, "The SSH server refused a terminal (PTY).")
+		}
+		stdin, err := sess.StdinPipe()
+		if err != nil {
+			return fail(err, "The shell's input could not be opened.")
+		}
+		stdout, err := sess.StdoutPipe()
+		if err != nil {
+			return fail(err, "The shell's output could not be opened.")
+		}
+		if command == "" {
+			err = sess.Shell()
+		} else {
+			err = sess.Start(command)
+		}
+		if err != nil {
+			return fail(err, "The SSH server would not start the shell.")
+		}
+		sh = &Shell{Stdin: stdin, Stdout: stdout, sess: sess}
+		return nil
+	})
+	if err != nil {
+		if sh != nil {
+			sh.Close()
+		}
 		return nil, err
 	}
-	sess, err := c.ssh.NewSession()
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
-	}
-	fail := func(err error, msg string) (*Shell, error) {
-		sess.Close()
-		return nil, apperr.Wrap(apperr.Unavailable, err, "%s", msg)
-	}
-	modes := ssh.TerminalModes{ssh.ECHO: 1, ssh.TTY_OP_ISPEED: 38400, ssh.TTY_OP_OSPEED: 38400}
-	if err := sess.RequestPty("xterm-256color", rows, cols, modes); err != nil {
-		return fail(err, "The SSH server refused a terminal (PTY).")
-	}
-	stdin, err := sess.StdinPipe()
-	if err != nil {
-		return fail(err, "The shell's input could not be opened.")
-	}
-	stdout, err := sess.StdoutPipe()
-	if err != nil {
-		return fail(err, "The shell's output could not be opened.")
-	}
-	if command == "" {
-		err = sess.Shell()
-	} else {
-		err = sess.Start(command)
-	}
-	if err != nil {
-		return fail(err, "The SSH server would not start the shell.")
-	}
-	return &Shell{Stdin: stdin, Stdout: stdout, sess: sess}, nil
+	return sh, nil
 }
 
 // Resize tells the PTY its new size.

@@ -31,6 +31,7 @@ type Hostile struct {
 	onAuth   func()
 	keepOpen bool
 	silent   bool
+	mute     string // "exec": exec requests, "channels": session opens, never answered
 	stopped  chan struct{}
 	key      ssh.Signer
 	l        net.Listener
@@ -123,6 +124,20 @@ func (s *Hostile) SetSilentSFTP(silent bool) {
 	s.mu.Unlock()
 }
 
+// SetMute makes the server never answer what: "exec" (a command's
+// request) or "channels" (a session's opening); "" answers again.
+func (s *Hostile) SetMute(what string) {
+	s.mu.Lock()
+	s.mute = what
+	s.mu.Unlock()
+}
+
+func (s *Hostile) muted(what string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mute == what
+}
+
 // HostKey is the server's host key as an authorized_keys line.
 func (s *Hostile) HostKey() string {
 	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(s.key.PublicKey())))
@@ -142,6 +157,9 @@ func (s *Hostile) serve(c net.Conn, cfg *ssh.ServerConfig, h sftp.Handlers) {
 		if nc.ChannelType() != "session" {
 			nc.Reject(ssh.UnknownChannelType, "no")
 			continue
+		}
+		if s.muted("channels") {
+			continue // never confirmed, never refused
 		}
 		ch, creqs, err := nc.Accept()
 		if err != nil {
@@ -179,6 +197,9 @@ func (s *Hostile) serve(c net.Conn, cfg *ssh.ServerConfig, h sftp.Handlers) {
 					if keep {
 						<-s.stopped
 					}
+					return
+				case req.Type == "exec" && s.muted("exec"):
+					<-s.stopped // never answered
 					return
 				case req.Type == "exec":
 					req.Reply(true, nil)
