@@ -3,7 +3,10 @@ package sshx_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -181,6 +184,76 @@ func TestMuteServerEndsRunAndShell(t *testing.T) {
 				}
 			case <-time.After(time.Minute):
 				t.Fatal("did not return within a minute")
+			}
+		})
+	}
+}
+
+// What a server sends before and during the key exchange is bounded: an
+// endless banner before its version line, or a version line and then
+// nothing, end the scan and the dial by ctx's deadline at the latest.
+func TestHugeBannerAndEndlessKex(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve func(net.Conn)
+	}{
+		{"endless banner", func(c net.Conn) {
+			line := []byte(strings.Repeat("x", 200) + "\r\n")
+			for {
+				if _, err := c.Write(line); err != nil {
+					return
+				}
+			}
+		}},
+		{"version, then nothing", func(c net.Conn) {
+			c.Write([]byte("SSH-2.0-OpenSSH_9.2\r\n"))
+			io.Copy(io.Discard, c)
+		}},
+		{"a packet too large to be one", func(c net.Conn) {
+			c.Write([]byte("SSH-2.0-OpenSSH_9.2\r\n"))
+			// A packet far larger than any SSH packet may be.
+			c.Write([]byte{0x7f, 0xff, 0xff, 0xff})
+			io.Copy(io.Discard, c)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			go func() {
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					go func() { defer c.Close(); tc.serve(c) }()
+				}
+			}()
+			target := sshx.Target{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, User: "u"}
+			done := make(chan error, 2)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				defer cancel()
+				_, err := sshx.CaptureHostKey(ctx, target)
+				done <- err
+			}()
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				defer cancel()
+				_, err := sshx.Dial(ctx, target, sshx.Auth{Password: "x"}, "")
+				done <- err
+			}()
+			for range 2 {
+				select {
+				case err := <-done:
+					if err == nil {
+						t.Error("a scan or dial succeeded")
+					}
+				case <-time.After(time.Minute):
+					t.Fatal("a scan or dial did not return within a minute")
+				}
 			}
 		})
 	}
