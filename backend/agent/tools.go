@@ -50,6 +50,10 @@ const (
 	maxDirRead = 10000
 	// defaultReadLines is how many lines file_read returns unless asked.
 	defaultReadLines = 2000
+	// maxCommandOutput stops a command that prints more than this in all
+	// (yes, a runaway loop): the output cap keeps a little of it, but the
+	// rest would be read and counted at full speed until the time limit.
+	maxCommandOutput = 64 << 20
 	// maxQuestions bounds one ask_user call.
 	maxQuestions = 10
 )
@@ -273,7 +277,7 @@ func (b *binding) shellRun(ctx context.Context, call tools.Call) tools.Result {
 	}
 	defer cl.Close()
 	dir := b.resolve(a.Cwd)
-	res, err := cl.Run(ctx, a.Command, sshx.RunOptions{Dir: dir, Timeout: b.timeout, MaxOutput: b.outputCap})
+	res, err := cl.Run(ctx, a.Command, sshx.RunOptions{Dir: dir, Timeout: b.timeout, MaxOutput: b.outputCap, StopAfter: maxCommandOutput})
 	b.s.index.touch(p, b.dir)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -290,6 +294,8 @@ func formatRun(res sshx.RunResult, dir string, timeout time.Duration, outputCap 
 	switch {
 	case res.TimedOut:
 		fmt.Fprintf(&b, "The command was stopped after %s (the time limit); it may have done part of its work.\n", timeout)
+	case res.Flooded:
+		fmt.Fprintf(&b, "The command was stopped after printing more than %d MB; it may have done part of its work. Send its output to a file, or filter it (grep, head, tail).\n", maxCommandOutput>>20)
 	case res.Exit < 0:
 		b.WriteString("The command was ended by a signal.\n")
 	default:

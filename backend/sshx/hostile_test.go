@@ -258,3 +258,26 @@ func TestHugeBannerAndEndlessKex(t *testing.T) {
 		})
 	}
 }
+
+// A command that floods its output is stopped at StopAfter bytes, not
+// read at full speed until its time limit.
+func TestRunStopsAFlood(t *testing.T) {
+	srv, target, auth := keyServer(t)
+	c := dial(t, target, auth, srv.HostKey())
+	done := make(chan sshx.RunResult, 1)
+	go func() {
+		r, err := c.Run(context.Background(), "yes", sshx.RunOptions{Timeout: 10 * time.Minute, MaxOutput: 1 << 10, StopAfter: 8 << 20})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if !r.Flooded || r.TimedOut || len(r.Output) != 1<<10 || r.Omitted < 7<<20 {
+			t.Fatalf("a flood: flooded %v, timed out %v, kept %d, omitted %d", r.Flooded, r.TimedOut, len(r.Output), r.Omitted)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("a flood ran on past two minutes")
+	}
+}

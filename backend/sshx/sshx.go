@@ -349,6 +349,11 @@ type RunOptions struct {
 	// MaxOutput caps the output kept (stdout and stderr interleaved as
 	// they arrive); the rest is counted, not kept. 0 keeps everything.
 	MaxOutput int
+	// StopAfter ends the command once it has printed this many bytes in
+	// all (0: never): past the cap output is only counted, but `yes`
+	// would still be read, decrypted and counted at full speed until the
+	// time limit.
+	StopAfter int64
 }
 
 // RunResult is how a command ended.
@@ -358,6 +363,7 @@ type RunResult struct {
 	Omitted   int64 // bytes of output past MaxOutput, counted and dropped
 	Exit      int   // exit status; -1 when killed by a signal or cut off
 	TimedOut  bool
+	Flooded   bool // stopped at StopAfter bytes of output
 }
 
 // killGrace is how long a killed command's session may take to report
@@ -382,7 +388,7 @@ const killGrace = 10 * time.Second
 // is a result (TimedOut, Exit -1); ctx's end returns ctx.Err() with the
 // output so far.
 func (c *Client) Run(ctx context.Context, command string, opt RunOptions) (RunResult, error) {
-	out := &capped{max: opt.MaxOutput}
+	out := &capped{max: opt.MaxOutput, stopAfter: opt.StopAfter, flooded: make(chan struct{})}
 	script := command
 	if opt.Dir != "" {
 		script = "cd -- " + Quote(opt.Dir) + " || exit\n" + command
@@ -450,6 +456,11 @@ func (c *Client) Run(ctx context.Context, command string, opt RunOptions) (RunRe
 		r := result()
 		r.TimedOut = true
 		return r, nil
+	case <-out.flooded:
+		kill()
+		r := result()
+		r.Flooded = true
+		return r, nil
 	case <-ctx.Done():
 		kill()
 		return result(), ctx.Err()
@@ -488,11 +499,14 @@ func (c *Client) setup(ctx context.Context, timeout time.Duration, fn func() err
 
 // capped keeps the first max bytes written to it and counts the rest.
 // stdout and stderr are copied into it from two goroutines.
+// Past stopAfter bytes in all it closes flooded, once.
 type capped struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	max     int
-	omitted int64
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	max       int
+	omitted   int64
+	stopAfter int64
+	flooded   chan struct{}
 }
 
 func (w *capped) Write(p []byte) (int, error) {
@@ -504,6 +518,10 @@ func (w *capped) Write(p []byte) (int, error) {
 	}
 	w.buf.Write(p[:keep])
 	w.omitted += int64(len(p) - keep)
+	if w.stopAfter > 0 && int64(w.buf.Len())+w.omitted > w.stopAfter {
+		w.stopAfter = 0
+		close(w.flooded)
+	}
 	return len(p), nil
 }
 
