@@ -55,7 +55,8 @@ type Service struct {
 	scanned map[ids.ProfileID]scan
 	changed []func(ids.ProfileID)
 
-	index *indexCache
+	index      *indexCache
+	handshakes *limiter
 	// bg bounds background work (the listing's walks); Close ends it.
 	bg     context.Context
 	stopBg context.CancelFunc
@@ -79,6 +80,7 @@ func New(db *store.DB, keys func() (*secrets.Keeper, error), log *slog.Logger, o
 	s := &Service{db: db, keys: keys, log: log, opt: opt, scanned: map[ids.ProfileID]scan{}}
 	s.bg, s.stopBg = context.WithCancel(context.Background())
 	s.index = newIndexCache(opt.Index)
+	s.handshakes = &limiter{per: MaxHandshakes, held: map[string]chan struct{}{}}
 	return s
 }
 
@@ -367,6 +369,40 @@ func (s *Service) Dial(ctx context.Context, user ids.UserID, id ids.ChatID) (*ss
 	return cl, c, err
 }
 
+// MaxHandshakes is how many connections to one host and port may be
+// signing in at once. A round's calls, several chats' rounds and the
+// terminals all connect for themselves; sshd drops connections past its
+// MaxStartups (10) that are still signing in, at random, and OpenSSH
+// 9.8's penalties then refuse the whole source address for a while. The
+// rest wait their turn (only the sign-in waits: a connection holds no
+// place once it is in).
+const MaxHandshakes = 4
+
+// limiter bounds concurrent sign-ins per address.
+type limiter struct {
+	per  int
+	mu   sync.Mutex
+	held map[string]chan struct{}
+}
+
+// acquire waits for a place to sign in to t, or for ctx's end.
+func (l *limiter) acquire(ctx context.Context, t sshx.Target) (func(), error) {
+	key := fmt.Sprintf("%s:%d", t.Host, t.Port)
+	l.mu.Lock()
+	ch, ok := l.held[key]
+	if !ok {
+		ch = make(chan struct{}, l.per)
+		l.held[key] = ch
+	}
+	l.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // connect dials p with its credential and pinned key, under the connect
 // timeout; errors are apperr with a plain message.
 func (s *Service) connect(ctx context.Context, p store.SSHProfile) (*sshx.Client, error) {
@@ -377,6 +413,11 @@ func (s *Service) connect(ctx context.Context, p store.SSHProfile) (*sshx.Client
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.handshakes.acquire(ctx, target(p))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	dctx, cancel := context.WithTimeout(ctx, s.opt.ConnectTimeout)
 	defer cancel()
 	cl, err := sshx.Dial(dctx, target(p), a, p.Pinned())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/sshx"
 	"github.com/llembas/lembas/backend/store"
 )
 
@@ -67,6 +68,19 @@ type tree struct {
 // tests).
 type lister interface {
 	ReadDir(p string) ([]os.FileInfo, error)
+}
+
+// bounded reads a directory of a walk: at most max entries, whatever the
+// server sends (a walk stops at max entries in all).
+type bounded struct {
+	ctx context.Context
+	fs  *sshx.SFTP
+	max int
+}
+
+func (b bounded) ReadDir(p string) ([]os.FileInfo, error) {
+	infos, _, err := b.fs.ReadDirMax(b.ctx, p, b.max)
+	return infos, err
 }
 
 // walk reads dir breadth-first within opt's caps.
@@ -141,14 +155,15 @@ func (n *node) files() (count int, unread bool) {
 
 // line is n's line in the listing, collapsed or not (without indent).
 func (n *node) line(collapsed bool) string {
+	name := shownName(n.name)
 	if !n.dir {
-		return n.name
+		return name
 	}
 	if n.unread && len(n.children) == 0 {
-		return n.name + "/ (not listed)"
+		return name + "/ (not listed)"
 	}
 	if !collapsed {
-		return n.name + "/"
+		return name + "/"
 	}
 	k, unread := n.files()
 	more := ""
@@ -156,9 +171,9 @@ func (n *node) line(collapsed bool) string {
 		more = "+"
 	}
 	if k == 1 && !unread {
-		return n.name + "/ (1 file)"
+		return name + "/ (1 file)"
 	}
-	return fmt.Sprintf("%s/ (%d%s files)", n.name, k, more)
+	return fmt.Sprintf("%s/ (%d%s files)", name, k, more)
 }
 
 // indent is the indentation of a child at depth d.
@@ -336,7 +351,12 @@ func (c *indexCache) start(k indexKey) bool {
 	return true
 }
 
-// done stores a walk's result (nil: the walk failed; the old one stays).
+// maxCached bounds the listings kept: each is up to MaxEntries nodes,
+// and every agent chat's directory makes one.
+const maxCached = 256
+
+// done stores a walk's result (nil: the walk failed; the old one stays),
+// and drops listings too old to use and, past maxCached, the oldest.
 func (c *indexCache) done(k indexKey, t *tree) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -351,6 +371,30 @@ func (c *indexCache) done(k indexKey, t *tree) {
 	if e.tree == nil {
 		delete(c.entries, k)
 	}
+	for len(c.entries) > maxCached || c.oldest(c.opt.Keep) {
+		var old indexKey
+		var at time.Time
+		found := false
+		for k, e := range c.entries {
+			if !e.walking && (!found || e.at.Before(at)) {
+				old, at, found = k, e.at, true
+			}
+		}
+		if !found {
+			break
+		}
+		delete(c.entries, old)
+	}
+}
+
+// oldest reports whether a listing not being walked is older than keep.
+func (c *indexCache) oldest(keep time.Duration) bool {
+	for _, e := range c.entries {
+		if !e.walking && time.Since(e.at) > keep {
+			return true
+		}
+	}
+	return false
 }
 
 // touch marks p's dir as changed (a file written, a command run): the
@@ -393,17 +437,17 @@ func (s *Service) warm(p store.SSHProfile, dir string) {
 			return
 		}
 		defer cl.Close()
+		// A walk past its time closes the connection, which ends a read
+		// that hangs (and an SFTP start the host never answers).
+		stop := context.AfterFunc(ctx, func() { cl.Close() })
+		defer stop()
 		fs, err := cl.SFTP()
 		if err != nil {
 			s.log.Info("agent: project listing skipped: no SFTP", "profile", p.ID, "err", err)
 			return
 		}
 		defer fs.Close()
-		// A walk past its time closes the connection, which ends a read
-		// that hangs.
-		stop := context.AfterFunc(ctx, func() { cl.Close() })
-		defer stop()
-		t = walk(ctx, fs, dir, s.index.opt)
+		t = walk(ctx, bounded{ctx, fs, s.index.opt.MaxEntries}, dir, s.index.opt)
 		if len(t.root.children) == 0 && t.root.unread {
 			t = nil // the directory itself could not be read
 		}

@@ -168,3 +168,32 @@ func TestListingCaps(t *testing.T) {
 		t.Errorf("a flat directory over its budget (%d bytes):\n%s", len(got), got)
 	}
 }
+
+// Every agent chat's directory makes a listing: the cache keeps at most
+// maxCached, and none too old to use.
+func TestIndexCacheIsBounded(t *testing.T) {
+	c := newIndexCache(IndexOptions{})
+	tr := &tree{root: &node{name: "/p", dir: true}}
+	for i := range maxCached + 50 {
+		k := indexKey{1, "u@h:22", fmt.Sprintf("/dir%d", i)}
+		if !c.start(k) {
+			t.Fatal("start")
+		}
+		c.done(k, tr)
+	}
+	if n := len(c.entries); n > maxCached {
+		t.Errorf("%d listings kept, want at most %d", n, maxCached)
+	}
+	if _, ok := c.entries[indexKey{1, "u@h:22", fmt.Sprintf("/dir%d", maxCached+49)}]; !ok {
+		t.Error("the newest listing was dropped")
+	}
+	for _, e := range c.entries {
+		e.at = e.at.Add(-2 * c.opt.Keep)
+	}
+	k := indexKey{1, "u@h:22", "/fresh"}
+	c.start(k)
+	c.done(k, tr)
+	if n := len(c.entries); n != 1 {
+		t.Errorf("%d listings kept after they all grew old, want the fresh one", n)
+	}
+}

@@ -492,7 +492,7 @@ func (s *Service) Test(ctx context.Context, user ids.UserID, id ids.ProfileID) (
 	case res.Exit != 0:
 		return TestResult{Message: fmt.Sprintf("Connected, but `uname -srm` ended with status %d.", res.Exit)}, nil
 	}
-	return TestResult{OK: true, Message: "Connected: " + oneLine(string(res.Output), 200)}, nil
+	return TestResult{OK: true, Message: "Connected: " + oneLine(cleanOutput(res.Output), 200)}, nil
 }
 
 // Browsing is a directory of a host as the new-chat picker shows it.
@@ -523,11 +523,17 @@ func (s *Service) Browse(ctx context.Context, user ids.UserID, id ids.ProfileID,
 	if dir != "" && (!printable(dir) || len(dir) > 4096) {
 		return Browsing{}, apperr.New(apperr.Invalid, "That is not a directory path.")
 	}
+	// The picker waits on this: a host that stops answering ends it at
+	// the connect timeout (closing the connection is what ends a read
+	// that hangs), as does the person leaving.
+	ctx, cancel := context.WithTimeout(ctx, 2*s.opt.ConnectTimeout)
+	defer cancel()
 	cl, err := s.connect(ctx, p)
 	if err != nil {
 		return Browsing{}, err
 	}
 	defer cl.Close()
+	defer context.AfterFunc(ctx, func() { cl.Close() })()
 	fs, err := cl.SFTP()
 	if err != nil {
 		return Browsing{}, apperr.Wrap(apperr.Unavailable, err, "The host does not offer SFTP, which the agent needs for files.")
@@ -542,11 +548,14 @@ func (s *Service) Browse(ctx context.Context, user ids.UserID, id ids.ProfileID,
 		dir = real
 	}
 	dir = path.Clean(dir)
-	infos, err := fs.ReadDir(dir)
+	infos, more, err := fs.ReadDirMax(ctx, dir, maxDirRead)
 	if err != nil {
+		if ctx.Err() != nil {
+			return Browsing{}, apperr.Wrap(apperr.Unavailable, err, "%s:%d did not finish listing %s in time.", p.Host, p.Port, dir)
+		}
 		return Browsing{}, apperr.Wrap(apperr.Invalid, err, "%s cannot be listed: %s", dir, plainFileError(err))
 	}
-	out := Browsing{Dir: dir, Items: []BrowseEntry{}}
+	out := Browsing{Dir: dir, Items: []BrowseEntry{}, More: more}
 	if dir != "/" {
 		out.Parent = path.Dir(dir)
 	}

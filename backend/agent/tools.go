@@ -17,8 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pkg/sftp"
-
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
@@ -47,8 +45,15 @@ const (
 	maxFileWrite = 4 << 20
 	// maxList bounds file_list's entries.
 	maxList = 500
+	// maxDirRead bounds the entries a directory listing reads (file_list,
+	// Browse), to sort and show the first maxList or MaxBrowse of.
+	maxDirRead = 10000
 	// defaultReadLines is how many lines file_read returns unless asked.
 	defaultReadLines = 2000
+	// maxCommandOutput stops a command that prints more than this in all
+	// (yes, a runaway loop): the output cap keeps a little of it, but the
+	// rest would be read and counted at full speed until the time limit.
+	maxCommandOutput = 64 << 20
 	// maxQuestions bounds one ask_user call.
 	maxQuestions = 10
 )
@@ -218,7 +223,9 @@ func argPath(args json.RawMessage) string {
 	return a.Path
 }
 
-func clipLine(s string, n int) string { return oneLine(s, n) }
+// clipLine is a model's argument in an activity line: one line, without
+// terminal escapes or control characters.
+func clipLine(s string, n int) string { return oneLine(cleanOutput([]byte(s)), n) }
 
 // resolve turns a path a model gave into one on the host: relative to the
 // project directory, absolute as written, "~/…" from the login directory
@@ -260,13 +267,17 @@ func (b *binding) shellRun(ctx context.Context, call tools.Call) tools.Result {
 	if err := json.Unmarshal(call.Arguments, &a); err != nil || strings.TrimSpace(a.Command) == "" {
 		return failed(`The arguments must be a JSON object with a non-empty "command" (and optionally "cwd").`)
 	}
+	if strings.ContainsRune(a.Command+a.Cwd, 0) {
+		// SSH carries a command as a C string: sshd drops the connection.
+		return failed("The command or cwd holds a NUL character, which SSH cannot carry; nothing ran.")
+	}
 	cl, p, r, ok := b.connect(ctx)
 	if !ok {
 		return r
 	}
 	defer cl.Close()
 	dir := b.resolve(a.Cwd)
-	res, err := cl.Run(ctx, a.Command, sshx.RunOptions{Dir: dir, Timeout: b.timeout, MaxOutput: b.outputCap})
+	res, err := cl.Run(ctx, a.Command, sshx.RunOptions{Dir: dir, Timeout: b.timeout, MaxOutput: b.outputCap, StopAfter: maxCommandOutput})
 	b.s.index.touch(p, b.dir)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -283,6 +294,8 @@ func formatRun(res sshx.RunResult, dir string, timeout time.Duration, outputCap 
 	switch {
 	case res.TimedOut:
 		fmt.Fprintf(&b, "The command was stopped after %s (the time limit); it may have done part of its work.\n", timeout)
+	case res.Flooded:
+		fmt.Fprintf(&b, "The command was stopped after printing more than %d MB; it may have done part of its work. Send its output to a file, or filter it (grep, head, tail).\n", maxCommandOutput>>20)
 	case res.Exit < 0:
 		b.WriteString("The command was ended by a signal.\n")
 	default:
@@ -303,6 +316,18 @@ func formatRun(res sshx.RunResult, dir string, timeout time.Duration, outputCap 
 
 var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]`)
 
+// shownName is a file name as a listing shows it: as it is when it is
+// plain text, else quoted with Go's escapes ("a\nb"). A name is the
+// host's, and so anybody's who could create a file there: one holding a
+// newline would otherwise forge lines of the listing (in the harness, of
+// the system prompt itself), and terminal escapes would reach the pages.
+func shownName(name string) string {
+	if printable(name) {
+		return name
+	}
+	return strconv.Quote(name)
+}
+
 // cleanOutput makes a command's output text a model can read: valid
 // UTF-8, terminal escapes and other control characters removed, carriage
 // returns folded.
@@ -311,8 +336,29 @@ func cleanOutput(b []byte) string {
 	s = ansi.ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	return strings.Map(func(r rune) rune {
-		if r < ' ' && r != '\n' && r != '\t' || r == 0x7f {
+		if r < ' ' && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f {
 			return -1
+		}
+		return r
+	}, s)
+}
+
+// showControls makes a file's control characters visible: each C0
+// character but tab, newline and carriage return as its symbol (ESC as
+// ␛), DEL as ␡, the C1 ones (U+0080–U+009F, 8-bit terminal controls) as
+// U+FFFD. A file is shown, not run in a terminal: its escapes are
+// text, and the model sees that they are there.
+func showControls(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < ' ':
+			return 0x2400 + r
+		case r == 0x7f:
+			return 0x2421
+		case r >= 0x80 && r <= 0x9f:
+			return '\uFFFD'
 		}
 		return r
 	}, s)
@@ -320,31 +366,62 @@ func cleanOutput(b []byte) string {
 
 // session is one connection with its SFTP client, for one file call.
 type session struct {
-	cl   *sshx.Client
-	fs   *sftp.Client
-	prof store.SSHProfile
-	stop func() bool
+	cl      *sshx.Client
+	fs      *sshx.SFTP
+	prof    store.SSHProfile
+	ctx     context.Context
+	timeout time.Duration
+	stop    func() bool
+	cancel  context.CancelFunc
 }
 
 func (ss *session) close() {
 	ss.stop()
+	ss.cancel()
 	ss.fs.Close()
 	ss.cl.Close()
 }
 
-// sftp connects and opens SFTP; Stop (ctx) closes the connection, which
-// ends a transfer that hangs.
+// failed is a file operation on p that failed with err, as the model
+// reads it: the time limit or Stop when they ended it (closing the
+// connection is what ends a hanging transfer, and its error says only
+// that the connection closed).
+func (ss *session) failed(format, p string, err error) tools.Result {
+	switch {
+	case errors.Is(context.Cause(ss.ctx), errFileTimeout):
+		return failed("%s: the host did not finish within %s (the time limit).", p, ss.timeout)
+	case ss.ctx.Err() != nil:
+		return failed("%s: stopped.", p)
+	}
+	return failed(format, p, plainFileError(err))
+}
+
+var errFileTimeout = errors.New("file operation timed out")
+
+// sftp connects and opens SFTP, for at most the command time limit: the
+// limit or Stop (ctx) closes the connection, which ends a transfer that
+// hangs (a read the host never answers).
 func (b *binding) sftp(ctx context.Context) (*session, tools.Result, bool) {
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errFileTimeout)
 	cl, p, r, ok := b.connect(ctx)
 	if !ok {
+		cancel()
 		return nil, r, false
 	}
+	// Armed before SFTP starts: a host that accepts the subsystem and
+	// never answers would hold the start itself.
+	stop := context.AfterFunc(ctx, func() { cl.Close() })
 	fs, err := cl.SFTP()
 	if err != nil {
+		stop()
 		cl.Close()
+		cancel()
+		if context.Cause(ctx) == errFileTimeout {
+			return nil, failed("The host did not start SFTP within %s (the time limit).", b.timeout), false
+		}
 		return nil, failed("The host does not offer SFTP, which the file tools need: %s", plainNetError(err)), false
 	}
-	return &session{cl: cl, fs: fs, prof: p, stop: context.AfterFunc(ctx, func() { cl.Close() })}, tools.Result{}, true
+	return &session{cl: cl, fs: fs, prof: p, ctx: ctx, timeout: b.timeout, cancel: cancel, stop: stop}, tools.Result{}, true
 }
 
 func (b *binding) fileRead(ctx context.Context, call tools.Call) tools.Result {
@@ -365,19 +442,25 @@ func (b *binding) fileRead(ctx context.Context, call tools.Call) tools.Result {
 	p := b.resolve(a.Path)
 	st, err := fs.Stat(p)
 	if err != nil {
-		return failed("%s cannot be read: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be read: %s.", p, err)
 	}
 	if st.IsDir() {
 		return failed("%s is a directory; list it with file_list.", p)
 	}
+	// A pipe would hold the read (and the reply) until something wrote
+	// to it, a device such as /dev/zero or /dev/urandom never ends: only
+	// files are read.
+	if !st.Mode().IsRegular() {
+		return failed("%s is not a regular file (a device, a pipe or a socket); file_read reads only files.", p)
+	}
 	f, err := fs.Open(p)
 	if err != nil {
-		return failed("%s cannot be read: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be read: %s.", p, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxFileRead))
 	if err != nil {
-		return failed("%s cannot be read: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be read: %s.", p, err)
 	}
 	return readLines(p, data, st.Size(), a.Offset, a.Limit, b.outputCap)
 }
@@ -391,7 +474,7 @@ func readLines(p string, data []byte, size int64, offset, limit, cap int) tools.
 	if len(data) == 0 {
 		return tools.Result{Text: fmt.Sprintf("%s is empty.", p)}
 	}
-	text := strings.ToValidUTF8(string(data), "\uFFFD")
+	text := showControls(strings.ToValidUTF8(string(data), "\uFFFD"))
 	lines := strings.SplitAfter(text, "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -414,7 +497,7 @@ func readLines(p string, data []byte, size int64, offset, limit, cap int) tools.
 		}
 		l := lines[i]
 		if len(l) > cap {
-			l = l[:cap] + "…\n"
+			l = strings.ToValidUTF8(l[:cap], "") + "…\n"
 		}
 		out.WriteString(l)
 		last = i + 1
@@ -462,7 +545,7 @@ func (b *binding) fileWrite(ctx context.Context, call tools.Call) tools.Result {
 		if errors.Is(err, iofs.ErrNotExist) {
 			return failed("The directory %s does not exist; create it first (shell_run: mkdir -p %s).", dir, sshx.Quote(dir))
 		}
-		return failed("%s cannot be written: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be written: %s.", p, err)
 	} else if !st.IsDir() {
 		return failed("%s is not a directory.", dir)
 	}
@@ -475,14 +558,14 @@ func (b *binding) fileWrite(ctx context.Context, call tools.Call) tools.Result {
 	}
 	f, err := fs.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
-		return failed("%s cannot be written: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be written: %s.", p, err)
 	}
 	_, err = f.Write([]byte(*a.Content))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return failed("%s could not be written completely: %s.", p, plainFileError(err))
+		return ss.failed("%s could not be written completely: %s.", p, err)
 	}
 	b.s.index.touch(ss.prof, b.dir)
 	return tools.Result{Text: fmt.Sprintf("%s %s (%d bytes, %d lines).", verb, p, len(*a.Content), strings.Count(*a.Content, "\n")+boolInt(*a.Content != "" && !strings.HasSuffix(*a.Content, "\n")))}
@@ -511,15 +594,17 @@ func (b *binding) fileList(ctx context.Context, call tools.Call) tools.Result {
 	defer ss.close()
 	fs := ss.fs
 	p := b.resolve(a.Path)
-	infos, err := fs.ReadDir(p)
+	infos, more, err := fs.ReadDirMax(ss.ctx, p, maxDirRead)
 	if err != nil {
-		return failed("%s cannot be listed: %s.", p, plainFileError(err))
+		return ss.failed("%s cannot be listed: %s.", p, err)
 	}
-	return tools.Result{Text: formatList(p, infos)}
+	return tools.Result{Text: formatList(p, infos, more)}
 }
 
-// formatList is a directory as file_list returns it.
-func formatList(p string, infos []os.FileInfo) string {
+// formatList is a directory as file_list returns it, directories first,
+// at most maxList entries; more: it holds more entries than infos, which
+// are the first the host sent.
+func formatList(p string, infos []os.FileInfo, more bool) string {
 	slices.SortFunc(infos, func(a, b os.FileInfo) int {
 		if a.IsDir() != b.IsDir() {
 			if a.IsDir() {
@@ -529,17 +614,21 @@ func formatList(p string, infos []os.FileInfo) string {
 		}
 		return strings.Compare(a.Name(), b.Name())
 	})
-	if len(infos) == 0 {
+	if len(infos) == 0 && !more {
 		return p + " is empty."
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:\n", p)
 	for i, fi := range infos {
 		if i == maxList {
-			fmt.Fprintf(&b, "… and %d more entries\n", len(infos)-maxList)
+			if more {
+				fmt.Fprintf(&b, "… and more than %d more entries\n", len(infos)-maxList)
+			} else {
+				fmt.Fprintf(&b, "… and %d more entries\n", len(infos)-maxList)
+			}
 			break
 		}
-		name := strings.ToValidUTF8(fi.Name(), "\uFFFD")
+		name := shownName(fi.Name())
 		switch {
 		case fi.IsDir():
 			b.WriteString(name + "/\n")
@@ -548,6 +637,9 @@ func formatList(p string, infos []os.FileInfo) string {
 		default:
 			fmt.Fprintf(&b, "%s (%s)\n", name, sizeWord(fi.Size()))
 		}
+	}
+	if more {
+		fmt.Fprintf(&b, "[The directory holds more than %d entries; these are the first %d the host sent, sorted. Narrow it down with shell_run (ls | grep, find -name).]\n", maxDirRead, len(infos))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -617,7 +709,7 @@ func Questions(args json.RawMessage) ([]tools.Question, error) {
 func question(r json.RawMessage) (tools.Question, bool) {
 	var s string
 	if json.Unmarshal(r, &s) == nil {
-		s = strings.TrimSpace(s)
+		s = strings.TrimSpace(cleanOutput([]byte(s)))
 		return tools.Question{Text: clipText(s, 1000)}, s != ""
 	}
 	var o struct {
@@ -631,7 +723,7 @@ func question(r json.RawMessage) (tools.Question, bool) {
 	if json.Unmarshal(r, &o) != nil {
 		return tools.Question{}, false
 	}
-	text := strings.TrimSpace(cmpOr(o.Question, o.Text, o.Prompt))
+	text := strings.TrimSpace(cleanOutput([]byte(cmpOr(o.Question, o.Text, o.Prompt))))
 	if text == "" {
 		return tools.Question{}, false
 	}
@@ -651,8 +743,8 @@ func question(r json.RawMessage) (tools.Question, bool) {
 				}
 			}
 		}
-		if opt = strings.TrimSpace(opt); opt != "" && len(q.Options) < 10 && !slices.Contains(q.Options, opt) {
-			q.Options = append(q.Options, clipText(opt, 200))
+		if opt = oneLine(cleanOutput([]byte(opt)), 200); opt != "" && len(q.Options) < 10 && !slices.Contains(q.Options, opt) {
+			q.Options = append(q.Options, opt)
 		}
 	}
 	return q, true

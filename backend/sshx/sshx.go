@@ -16,10 +16,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
@@ -86,17 +88,31 @@ func ClientConfig(t Target, auth Auth, pinned string) (*ssh.ClientConfig, error)
 		methods = []ssh.AuthMethod{ssh.PublicKeys(signer)}
 	case auth.Password != "":
 		pw := auth.Password
+		given := false // the challenge callback runs on the handshake's goroutine only
 		methods = []ssh.AuthMethod{
 			ssh.Password(pw),
 			// Servers that sign in through PAM ask for the password as a
-			// keyboard-interactive prompt; the hidden prompts get it, any
-			// shown one (never a password) gets nothing.
+			// keyboard-interactive prompt. The server asks what it likes,
+			// so the password goes once, to a round with one hidden
+			// prompt that does not ask for a code: a one-time code asked
+			// after it, a second hidden prompt beside it, or a shown one
+			// (never a password) gets an empty answer, and the sign-in
+			// fails instead of sending the password where it was not
+			// asked for.
 			ssh.KeyboardInteractive(func(_, _ string, questions []string, echos []bool) ([]string, error) {
 				answers := make([]string, len(questions))
+				hidden := -1
 				for i := range questions {
 					if !echos[i] {
-						answers[i] = pw
+						if hidden >= 0 {
+							return answers, nil
+						}
+						hidden = i
 					}
+				}
+				if hidden >= 0 && !asksForCode(questions[hidden]) && !given {
+					given = true
+					answers[hidden] = pw
 				}
 				return answers, nil
 			}),
@@ -120,6 +136,29 @@ func ClientConfig(t Target, auth Auth, pinned string) (*ssh.ClientConfig, error)
 		HostKeyAlgorithms: hostKeyAlgorithms(want),
 		Timeout:           connectTimeout,
 	}, nil
+}
+
+// asksForCode reports a prompt asking for a one-time code or token
+// rather than the password: by whole words, after OpenSSH's "(user@host)
+// " prefix, so that a user or host named pinky or otp-box still gets
+// the password.
+func asksForCode(prompt string) bool {
+	p := strings.ToLower(strings.TrimSpace(prompt))
+	if strings.HasPrefix(p, "(") {
+		if i := strings.Index(p, ")"); i >= 0 {
+			p = p[i+1:]
+		}
+	}
+	words := strings.FieldsFunc(p, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for _, w := range words {
+		switch w {
+		case "code", "passcode", "token", "otp", "totp", "pin", "verification", "one", "2fa", "mfa":
+			if w != "one" || strings.Contains(p, "one-time") || strings.Contains(p, "one time") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pinnedCallback accepts exactly the pinned key.
@@ -177,10 +216,15 @@ func parsePrivate(private []byte) (ssh.Signer, error) {
 		if errors.As(err, &pp) {
 			return nil, apperr.New(apperr.Invalid, "This key is protected by a passphrase, which LLeMbas cannot type for you: remove it (ssh-keygen -p -f KEYFILE) or let LLeMbas generate a new key.")
 		}
-		return nil, apperr.Wrap(apperr.Invalid, err, "This is not a private key LLeMbas can read; paste the whole key in OpenSSH or PEM form, from its BEGIN line to its END line.")
+		// Not err: its text can quote what was pasted (ssh: unsupported
+		// key type "…"), and a refused call's error is logged. Nothing
+		// from a credential field reaches a log.
+		return nil, apperr.Wrap(apperr.Invalid, errUnreadableKey, "This is not a private key LLeMbas can read; paste the whole key in OpenSSH or PEM form, from its BEGIN line to its END line.")
 	}
 	return signer, nil
 }
+
+var errUnreadableKey = errors.New("sshx: unreadable private key")
 
 // errCaptured stops CaptureHostKey's handshake once the key is in hand.
 var errCaptured = errors.New("sshx: host key captured")
@@ -305,6 +349,11 @@ type RunOptions struct {
 	// MaxOutput caps the output kept (stdout and stderr interleaved as
 	// they arrive); the rest is counted, not kept. 0 keeps everything.
 	MaxOutput int
+	// StopAfter ends the command once it has printed this many bytes in
+	// all (0: never): past the cap output is only counted, but `yes`
+	// would still be read, decrypted and counted at full speed until the
+	// time limit.
+	StopAfter int64
 }
 
 // RunResult is how a command ended.
@@ -314,6 +363,7 @@ type RunResult struct {
 	Omitted   int64 // bytes of output past MaxOutput, counted and dropped
 	Exit      int   // exit status; -1 when killed by a signal or cut off
 	TimedOut  bool
+	Flooded   bool // stopped at StopAfter bytes of output
 }
 
 // killGrace is how long a killed command's session may take to report
@@ -338,21 +388,30 @@ const killGrace = 10 * time.Second
 // is a result (TimedOut, Exit -1); ctx's end returns ctx.Err() with the
 // output so far.
 func (c *Client) Run(ctx context.Context, command string, opt RunOptions) (RunResult, error) {
-	sess, err := c.ssh.NewSession()
-	if err != nil {
-		return RunResult{Exit: -1}, apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
-	}
-	defer sess.Close()
-	out := &capped{max: opt.MaxOutput}
-	sess.Stdout = out
-	sess.Stderr = out
+	out := &capped{max: opt.MaxOutput, stopAfter: opt.StopAfter, flooded: make(chan struct{})}
 	script := command
 	if opt.Dir != "" {
 		script = "cd -- " + Quote(opt.Dir) + " || exit\n" + command
 	}
 	full := `exec "$SHELL" -l -c ` + Quote(script)
-	if err := sess.Start(full); err != nil {
-		return RunResult{Exit: -1}, apperr.Wrap(apperr.Unavailable, err, "The SSH server would not start the command.")
+	var sess *ssh.Session
+	err := c.setup(ctx, opt.Timeout, func() error {
+		var err error
+		if sess, err = c.ssh.NewSession(); err != nil {
+			return apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
+		}
+		sess.Stdout = out
+		sess.Stderr = out
+		if err := sess.Start(full); err != nil {
+			return apperr.Wrap(apperr.Unavailable, err, "The SSH server would not start the command.")
+		}
+		return nil
+	})
+	if sess != nil {
+		defer sess.Close()
+	}
+	if err != nil {
+		return RunResult{Exit: -1}, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- sess.Wait() }()
@@ -397,19 +456,57 @@ func (c *Client) Run(ctx context.Context, command string, opt RunOptions) (RunRe
 		r := result()
 		r.TimedOut = true
 		return r, nil
+	case <-out.flooded:
+		kill()
+		r := result()
+		r.Flooded = true
+		return r, nil
 	case <-ctx.Done():
 		kill()
 		return result(), ctx.Err()
 	}
 }
 
+// errNoAnswer is a session's start the server did not answer in time.
+var errNoAnswer = errors.New("sshx: the server did not answer")
+
+// setup runs fn, the start of a session (opening it, asking for a PTY, a
+// command or a subsystem), each step of which waits for the server's
+// answer, which a server need never send. So ctx's end, or timeout (0:
+// none), closes the connection, which is of no use any more: fn then
+// fails, and setup returns ctx's error or one saying the server did not
+// answer.
+func (c *Client) setup(ctx context.Context, timeout time.Duration, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeoutCause(ctx, timeout, errNoAnswer)
+		defer cancel()
+	}
+	stop := context.AfterFunc(sctx, func() { c.ssh.Close() })
+	err := fn()
+	if !stop() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return apperr.Wrap(apperr.Unavailable, errNoAnswer, "The SSH server did not start the command within %s; the connection was closed.", timeout)
+	}
+	return err
+}
+
 // capped keeps the first max bytes written to it and counts the rest.
 // stdout and stderr are copied into it from two goroutines.
+// Past stopAfter bytes in all it closes flooded, once.
 type capped struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	max     int
-	omitted int64
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	max       int
+	omitted   int64
+	stopAfter int64
+	flooded   chan struct{}
 }
 
 func (w *capped) Write(p []byte) (int, error) {
@@ -421,6 +518,10 @@ func (w *capped) Write(p []byte) (int, error) {
 	}
 	w.buf.Write(p[:keep])
 	w.omitted += int64(len(p) - keep)
+	if w.stopAfter > 0 && int64(w.buf.Len())+w.omitted > w.stopAfter {
+		w.stopAfter = 0
+		close(w.flooded)
+	}
 	return len(p), nil
 }
 
@@ -430,13 +531,126 @@ func (w *capped) result() ([]byte, int64) {
 	return bytes.Clone(w.buf.Bytes()), w.omitted
 }
 
+// SFTP is an SFTP session: the sftp client, and ReadDirMax, a directory
+// read whose size the server does not decide.
+type SFTP struct {
+	*sftp.Client
+	sess  *ssh.Session
+	meter *meter
+	mu    sync.Mutex // one ReadDirMax at a time: the meter is the session's
+}
+
 // SFTP opens an SFTP session on the connection.
-func (c *Client) SFTP() (*sftp.Client, error) {
-	s, err := sftp.NewClient(c.ssh)
-	if err != nil {
+func (c *Client) SFTP() (*SFTP, error) {
+	fail := func(err error) (*SFTP, error) {
 		return nil, apperr.Wrap(apperr.Unavailable, err, "The host does not offer SFTP, which LLeMbas uses to read and write files.")
 	}
-	return s, nil
+	sess, err := c.ssh.NewSession()
+	if err != nil {
+		return fail(err)
+	}
+	w, err := sess.StdinPipe()
+	if err != nil {
+		sess.Close()
+		return fail(err)
+	}
+	r, err := sess.StdoutPipe()
+	if err != nil {
+		sess.Close()
+		return fail(err)
+	}
+	if err := sess.RequestSubsystem("sftp"); err != nil {
+		sess.Close()
+		return fail(err)
+	}
+	m := &meter{r: r}
+	fs, err := sftp.NewClientPipe(m, w)
+	if err != nil {
+		sess.Close()
+		return fail(err)
+	}
+	return &SFTP{Client: fs, sess: sess, meter: m}, nil
+}
+
+// Close ends the SFTP session without waiting for the server: sftp's own
+// Close waits until the server closes the channel, which a server need
+// never do, and that held a file call (and its reply) for ever. The wait
+// goes on in the background until the server closes the channel or the
+// connection is closed, which every caller does next.
+func (s *SFTP) Close() error {
+	err := s.sess.Close()
+	go s.Client.Close()
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return err
+}
+
+// errListTooLong ends a directory read that passed its byte budget.
+var errListTooLong = errors.New("sshx: directory listing too long")
+
+// ReadDirMax reads directory p, at most max entries (in the server's
+// order), and reports whether it holds more. sftp's ReadDir keeps
+// everything the server sends: a directory of a million files, or a
+// server that never ends one, would fill the memory. This one stops
+// asking once the server has sent about max entries' worth of bytes.
+func (s *SFTP) ReadDirMax(ctx context.Context, p string, max int) ([]os.FileInfo, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// About 512 bytes an entry (a long name, its "ls -l" line and
+	// attributes), and one packet more.
+	s.meter.arm(int64(max)*512+256<<10, func() { cancel(errListTooLong) })
+	defer s.meter.disarm()
+	infos, err := s.Client.ReadDirContext(ctx, p)
+	more := false
+	if errors.Is(context.Cause(ctx), errListTooLong) {
+		err, more = nil, true
+	}
+	if len(infos) > max {
+		infos, more = infos[:max], true
+	}
+	return infos, more, err
+}
+
+// meter counts the bytes an SFTP client reads, and calls over once
+// when, while armed, they pass a limit.
+type meter struct {
+	r     io.Reader
+	mu    sync.Mutex
+	n     int64
+	limit int64 // 0: disarmed
+	over  func()
+}
+
+func (m *meter) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	m.mu.Lock()
+	var over func()
+	if m.limit > 0 {
+		m.n += int64(n)
+		if m.n > m.limit {
+			over, m.over, m.limit = m.over, nil, 0
+		}
+	}
+	m.mu.Unlock()
+	if over != nil {
+		over()
+	}
+	return n, err
+}
+
+func (m *meter) arm(limit int64, over func()) {
+	m.mu.Lock()
+	m.n, m.limit, m.over = 0, limit, over
+	m.mu.Unlock()
+}
+
+func (m *meter) disarm() {
+	m.mu.Lock()
+	m.limit, m.over = 0, nil
+	m.mu.Unlock()
 }
 
 // Shell is an interactive shell on a PTY.
@@ -448,41 +662,50 @@ type Shell struct {
 }
 
 // Shell starts command (the login shell when "") on a PTY of cols × rows
-// with TERM=xterm-256color. ctx bounds the setup only; Stdout must be
-// read, or the connection's flow control stalls the shell.
+// with TERM=xterm-256color. ctx bounds the setup only (a server that does
+// not answer it in time has its connection closed); Stdout must be read,
+// or the connection's flow control stalls the shell.
 func (c *Client) Shell(ctx context.Context, command string, cols, rows int) (*Shell, error) {
-	if err := ctx.Err(); err != nil {
+	var sh *Shell
+	err := c.setup(ctx, 0, func() error {
+		sess, err := c.ssh.NewSession()
+		if err != nil {
+			return apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
+		}
+		fail := func(err error, msg string) error {
+			sess.Close()
+			return apperr.Wrap(apperr.Unavailable, err, "%s", msg)
+		}
+		modes := ssh.TerminalModes{ssh.ECHO: 1, ssh.TTY_OP_ISPEED: 38400, ssh.TTY_OP_OSPEED: 38400}
+		if err := sess.RequestPty("xterm-256color", rows, cols, modes); err != nil {
+			return fail(err, "The SSH server refused a terminal (PTY).")
+		}
+		stdin, err := sess.StdinPipe()
+		if err != nil {
+			return fail(err, "The shell's input could not be opened.")
+		}
+		stdout, err := sess.StdoutPipe()
+		if err != nil {
+			return fail(err, "The shell's output could not be opened.")
+		}
+		if command == "" {
+			err = sess.Shell()
+		} else {
+			err = sess.Start(command)
+		}
+		if err != nil {
+			return fail(err, "The SSH server would not start the shell.")
+		}
+		sh = &Shell{Stdin: stdin, Stdout: stdout, sess: sess}
+		return nil
+	})
+	if err != nil {
+		if sh != nil {
+			sh.Close()
+		}
 		return nil, err
 	}
-	sess, err := c.ssh.NewSession()
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Unavailable, err, "The SSH connection refused a new session.")
-	}
-	fail := func(err error, msg string) (*Shell, error) {
-		sess.Close()
-		return nil, apperr.Wrap(apperr.Unavailable, err, "%s", msg)
-	}
-	modes := ssh.TerminalModes{ssh.ECHO: 1, ssh.TTY_OP_ISPEED: 38400, ssh.TTY_OP_OSPEED: 38400}
-	if err := sess.RequestPty("xterm-256color", rows, cols, modes); err != nil {
-		return fail(err, "The SSH server refused a terminal (PTY).")
-	}
-	stdin, err := sess.StdinPipe()
-	if err != nil {
-		return fail(err, "The shell's input could not be opened.")
-	}
-	stdout, err := sess.StdoutPipe()
-	if err != nil {
-		return fail(err, "The shell's output could not be opened.")
-	}
-	if command == "" {
-		err = sess.Shell()
-	} else {
-		err = sess.Start(command)
-	}
-	if err != nil {
-		return fail(err, "The SSH server would not start the shell.")
-	}
-	return &Shell{Stdin: stdin, Stdout: stdout, sess: sess}, nil
+	return sh, nil
 }
 
 // Resize tells the PTY its new size.
