@@ -145,8 +145,15 @@ func TestShellInChromium(t *testing.T) {
 			for _, theme := range []string{"moria", "shire"} {
 				eval[bool](t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector('#theme-select');
 					s.value = %q; return s.dispatchEvent(new Event('change', {bubbles: true})); })()`, theme))
-				if got := eval[string](t, ctx, `document.documentElement.dataset.theme`); got != theme {
-					t.Fatalf("data-theme = %q after choosing %s", got, theme)
+				// Each choice is saved, and the server's prefs event follows:
+				// the echo of the choice before this one can land after it
+				// and show that theme until this one's echo arrives, so
+				// wait for the theme to settle rather than read it once.
+				pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				_, err := chromedp.Run(pctx, chromedp.Poll[bool](fmt.Sprintf(`document.documentElement.dataset.theme === %q`, theme)))
+				cancel()
+				if err != nil {
+					t.Fatalf("data-theme = %q after choosing %s", eval[string](t, ctx, `document.documentElement.dataset.theme`), theme)
 				}
 				shot(t, ctx, fmt.Sprintf("serve-%s-%s.png", vp.name, theme))
 			}
