@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +92,19 @@ func TestDesktopTerminal(t *testing.T) {
 	step("term-resync", 90*time.Second)
 	step("term-reopen", 90*time.Second)
 	step("term-csp", 20*time.Second)
+
+	t.Logf("Terminal.Open calls: %d (first, resync, reopen; more if the burst dropped the viewer as slow)",
+		strings.Count(app.Stderr(), "method=Terminal.Open"))
+	screenshot(t, display, "desktop-terminal-after.png")
+
+	// Quitting with a shell open ends it and exits cleanly.
+	app.Cmd.Process.Signal(syscall.SIGTERM)
+	if code := app.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM with the terminal open, want 0", code)
+	}
+	if !strings.Contains(app.Stderr(), "desktop app closed") {
+		t.Error("the app did not shut down through its own path")
+	}
 
 	// Closing the panel detached the first viewer: one shell for the chat
 	// all along, so the sshd saw one session.

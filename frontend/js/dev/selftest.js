@@ -238,10 +238,9 @@ async function terminalStep() {
 
   // The test typed: echo p-ünï€ (Return), seq 41 43, and a printf of
   // "red" in a 24-bit colour followed by é€ from octal escapes.
-  // (The echo's output line is matched by its end: the shell runs in the
-  // POSIX locale, as sshd starts one unless told a LANG, and readline then
-  // counts bytes, not characters, and redraws askew — a stray character
-  // from the line lands before the output.)
+  // (The echo's output line is matched by its end: the test types its
+  // next line ahead while echo runs, and the tty echoes those keys before
+  // echo's output, as in any terminal.)
   const echoed = () => text().split('\n').some((l) => !l.includes('echo') && l.endsWith('p-\u00fcn\u00ef\u20ac'));
   const out = await until(() => /\n42\s*\n43/.test(text()) && echoed() && /\nred \u00e9\u20ac\n/.test(text()), 60000).catch(() => false);
   await report('term-output', out, out ? tail() : JSON.stringify(text().trimEnd().slice(-300)));
