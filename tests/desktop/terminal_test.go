@@ -84,7 +84,9 @@ func TestDesktopTerminal(t *testing.T) {
 	step("term-colour", 20*time.Second)
 	screenshot(t, display, "desktop-terminal.png")
 	typeLine("seq 150000")
-	step("term-bulk", 150*time.Second)
+	bulk := step("term-bulk", 150*time.Second)
+	inOrder, _, _ := strings.Cut(bulk, ":")
+	t.Logf("burst: %s", inOrder)
 
 	// The page sends the resync the bus sends a window that fell behind
 	// on the terminal topic: its output was lost, so the page must attach
