@@ -316,7 +316,8 @@ func jsNum(v any) string {
 // app, against a fake Wails bridge: events that arrive before Open says
 // which viewer is ours are kept for it, other viewers' are not ours, bytes
 // travel as base64 both ways, keys typed while an Input call is out go
-// with the next one, in order, and close detaches.
+// with the next one, in order, close detaches, and a resync of the
+// terminal topic (the window fell behind) ends the link as a slow one.
 func TestTerminalDesktopLinkInChromium(t *testing.T) {
 	harness.Require(t, "chromium")
 	bin := harness.Build(t, "", "CGO_ENABLED=0")
@@ -370,11 +371,29 @@ func TestTerminalDesktopLinkInChromium(t *testing.T) {
 		send({ viewer: 'v1', type: 'closed', reason: 'slow' });
 		await until(() => seen.closed !== null);
 		link.close();
+		// The window fell behind on the terminal topic (a resync naming
+		// it): bytes are lost, so the link is done as a slow one is, and
+		// its viewer closed. A resync of another topic is not ours.
+		const seen2 = { closed: null, data: '' };
+		openLink('5', 80, 24, {
+			data: (b) => { seen2.data += dec.decode(b); }, ready: () => {}, lost: () => {}, error: () => {},
+			closed: (r) => { seen2.closed = r; },
+		});
+		await until(() => calls.filter((c) => c[0] === 'Terminal.Open').length === 2);
+		await until(() => seen2.data.includes('scroll'));
+		emit({ topic: 'resync', data: { reason: 'overflow', topic: 'gen' } });
+		await new Promise((r) => setTimeout(r, 100));
+		const otherTopic = seen2.closed;
+		emit({ topic: 'resync', data: { reason: 'overflow', topic: 'terminal' } });
+		await until(() => seen2.closed !== null);
+		send({ viewer: 'v1', data: btoa('after') });
+		await new Promise((r) => setTimeout(r, 100));
+		const resync = { other: otherTopic, closed: seen2.closed, close: calls.filter((c) => c[0] === 'Terminal.Close').length, after: seen2.data.includes('after') };
 		const inputs = calls.filter((c) => c[0] === 'Terminal.Input').map((c) => c[1] + ':' + new TextDecoder().decode(Uint8Array.from(atob(c[2]), (ch) => ch.charCodeAt(0))));
 		return JSON.stringify({ open: calls[0], inputs, resize: calls.find((c) => c[0] === 'Terminal.Resize'), data: seen.data,
-			marks: seen.ready && seen.ready.marks, closed: seen.closed, lost: !!seen.lost });
+			marks: seen.ready && seen.ready.marks, closed: seen.closed, lost: !!seen.lost, resync });
 	})()`)
-	want := `{"open":["Terminal.Open",5,80,24],"inputs":["v1:a","v1:bç"],"resize":["Terminal.Resize","v1",100,30],"data":"scrollé","marks":true,"closed":"slow","lost":false}`
+	want := `{"open":["Terminal.Open",5,80,24],"inputs":["v1:a","v1:bç"],"resize":["Terminal.Resize","v1",100,30],"data":"scrollé","marks":true,"closed":"slow","lost":false,"resync":{"other":null,"closed":"slow","close":1,"after":false}}`
 	if got != want {
 		t.Errorf("desktop link:\n got %s\nwant %s", got, want)
 	}

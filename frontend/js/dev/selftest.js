@@ -198,6 +198,87 @@ async function dropWatch() {
   }
 }
 
+// terminalStep opens the terminal panel of an agent chat, when the test
+// has made one (the desktop terminal test, with a real sshd), and follows
+// the real desktop transport (Terminal.* calls, `terminal` events in
+// base64). The test types with real keys (XTEST) once the page says the
+// terminal has the focus (term-at); the page types one line itself, not
+// ASCII (UTF-8 through base64 both ways), which the test's Return runs.
+// The panel stays open at the end for the test's screenshot.
+async function terminalStep() {
+  const chats = await call('Chats.List');
+  const chat = chats.find((c) => c.kind === 'agent');
+  if (!chat) return;
+  const refused = [];
+  document.addEventListener('securitypolicyviolation', (e) => refused.push(`${e.violatedDirective} ${e.blockedURI || ''}`.trim()));
+  location.hash = `#/chat/${chat.id}`;
+  const toggle = await until(() => document.querySelector('.term-toggle'), 60000);
+  toggle.click();
+  const term = await import('../terminal/term.js');
+  const host = () => document.querySelector('.term-panel .term-host');
+  const text = () => (host() ? term.bufferText(host()) : '');
+  const tail = () => text().replace(/\s+/g, ' ').slice(-200);
+  const state = () => document.querySelector('.term-panel .term-state')?.textContent ?? '(no panel)';
+  const opened = await until(() => document.querySelector('.term-state.is-open'), 60000).catch(() => null);
+  await report('term-open', !!opened, opened ? 'open' : state());
+  if (!opened) return;
+
+  // xterm styled itself under the CSP (styles.js): its rows have their
+  // height, from rules in an adopted sheet.
+  const row = document.querySelector('.term-panel .xterm-rows > div');
+  await report('term-styled', document.adoptedStyleSheets.length > 0 && row && row.getBoundingClientRect().height > 0,
+    `${document.adoptedStyleSheets.length} adopted sheets, row ${row ? Math.round(row.getBoundingClientRect().height) : 'missing'}px`);
+
+  // The keys go to xterm's own text box, as a click on the terminal does.
+  document.querySelector('.term-panel .xterm-helper-textarea')?.focus();
+  term.input(host(), 'echo p-\u00fcn\u00ef\u20ac');
+  const b = host().getBoundingClientRect();
+  await report('term-at', document.activeElement?.classList.contains('xterm-helper-textarea'),
+    [b.left, b.top, b.width, b.height].map(Math.round).join(' '));
+
+  // The test typed: echo p-ünï€ (Return), seq 41 43, and a printf of
+  // "red" in a 24-bit colour followed by é€ from octal escapes.
+  // (The echo's output line is matched by its end: the test types its
+  // next line ahead while echo runs, and the tty echoes those keys before
+  // echo's output, as in any terminal.)
+  const echoed = () => text().split('\n').some((l) => !l.includes('echo') && l.endsWith('p-\u00fcn\u00ef\u20ac'));
+  const out = await until(() => /\n42\s*\n43/.test(text()) && echoed() && /\nred \u00e9\u20ac\n/.test(text()), 60000).catch(() => false);
+  await report('term-output', out, out ? tail() : JSON.stringify(text().trimEnd().slice(-300)));
+  if (!out) return;
+  const red = [...document.querySelectorAll('.term-panel .xterm-rows span')].find((e) => e.textContent === 'red');
+  await report('term-colour', red && getComputedStyle(red).color === 'rgb(200, 30, 40)', red ? getComputedStyle(red).color : 'no span holds "red"');
+
+  // Much output at once (the test types seq 150000): paced events, or a
+  // viewer dropped as slow that comes back with the scrollback.
+  const bulk = await until(() => /\n150000\n[^\n]*\$\s*$/.test(text()), 120000).catch(() => false);
+  // What arrived is whole and in order: the numbers before 150000, as
+  // far back as xterm keeps them, each one more than the one before.
+  const lines = text().split('\n');
+  let n = 0;
+  for (let i = lines.lastIndexOf('150000'); i > 0 && /^\d+$/.test(lines[i - 1]) && Number(lines[i - 1]) === Number(lines[i]) - 1; i--) n++;
+  await report('term-bulk', bulk && n >= 1000, `${n} lines in order before 150000: ${tail()}`);
+
+  // The window fell behind on the terminal topic: the bus dropped its
+  // backlog and sent a resync in its place. Output was lost, so the
+  // terminal must attach again and show the scrollback.
+  let left = false; // the panel went back to connecting
+  const mo = new MutationObserver(() => {
+    if (document.querySelector('.term-state.is-connecting')) left = true;
+  });
+  mo.observe(document.querySelector('.term-panel'), { subtree: true, childList: true, attributes: true, characterData: true });
+  await call('Diag.Emit', 'resync', { reason: 'overflow', topic: 'terminal' });
+  const back = await until(() => left && document.querySelector('.term-state.is-open') && /\n150000\n/.test(text()), 60000).catch(() => false);
+  mo.disconnect();
+  await report('term-resync', back, back ? 'attached again' : `${state()}: ${tail()}`);
+
+  document.querySelector('.term-toggle').click();
+  await until(() => !document.querySelector('.term-panel'));
+  document.querySelector('.term-toggle').click();
+  const again = await until(() => document.querySelector('.term-state.is-open') && /\n150000\n/.test(text()), 60000).catch(() => false);
+  await report('term-reopen', again, again ? 'the same shell' : `${state()}: ${tail()}`);
+  await report('term-csp', refused.length === 0, refused.length ? 'refused: ' + refused.join(', ') : 'nothing refused');
+}
+
 export async function run(info) {
   try {
     await report('transport', isDesktop() === (info.mode === 'desktop'), `${isDesktop() ? 'bridge' : 'http'} for mode ${info.mode}`);
@@ -248,6 +329,7 @@ export async function run(info) {
       }
     }
     if (info.mode === 'desktop') await stayStep();
+    if (isDesktop()) await terminalStep();
     await report('done', true, '');
     if (isDesktop()) await dropWatch();
   } catch (e) {

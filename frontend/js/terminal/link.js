@@ -98,11 +98,22 @@ function desktopLink(chatId, cols, rows, h) {
   const finish = () => {
     done = true;
     off();
+    offResync();
   };
   const off = on('terminal', (ev) => {
     if (done || !ev || typeof ev !== 'object') return;
     if (viewer === null) early.push(ev);
     else if (ev.viewer === viewer) handle(ev);
+  });
+  // The window fell behind and the bus dropped the terminal topic's
+  // backlog (a resync naming it): bytes are missing from the stream, so
+  // this viewer is done, as one the server dropped for being slow is —
+  // the panel attaches again and gets the scrollback.
+  const offResync = on('resync', (ev) => {
+    if (done || !ev || ev.topic !== 'terminal') return;
+    if (viewer !== null) call('Terminal.Close', viewer).catch(() => {});
+    finish();
+    h.closed('slow');
   });
   call('Terminal.Open', Number(chatId), cols, rows).then((r) => {
     if (done) {
