@@ -52,7 +52,10 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
   const [host, setHost] = useState(profile ? profile.host : '');
   const [port, setPort] = useState(String(profile ? profile.port || 22 : 22));
   const [username, setUsername] = useState(profile ? profile.username : '');
-  const [signIn, setSignIn] = useState(profile && profile.auth === 'password' ? 'password' : 'generated');
+  // A key connection's key was made here (generated) or pasted: reopened,
+  // it shows the way it was made.
+  const pastedKey = !!profile && profile.auth === 'key' && profile.generated === false;
+  const [signIn, setSignIn] = useState(profile && profile.auth === 'password' ? 'password' : pastedKey ? 'pasted' : 'generated');
   const [privateKey, setPrivateKey] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState('');
@@ -83,7 +86,7 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
       if (signIn === 'pasted') {
         if (privateKey.trim()) input.privateKey = privateKey.trim() + '\n';
         else if (creating || wasPassword) return fail('Paste the private key (the whole file, BEGIN to END).');
-      } else if (wasPassword) {
+      } else if (wasPassword || pastedKey) {
         input.newKey = true;
       }
     }
@@ -162,8 +165,9 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
           </div>
         </fieldset>
         ${signIn === 'generated' && creating && html`<p class="field-help">An ed25519 key is made when you add the connection; its public key is shown here to copy.</p>`}
-        ${signIn === 'generated' && !creating && profile.auth === 'key' && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
-        ${signIn === 'generated' && !creating && profile.auth === 'password' && html`<p class="field-help">A new key is made when you save.</p>`}
+        ${signIn === 'generated' && !creating && profile.auth === 'key' && !pastedKey && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
+        ${signIn === 'generated' && !creating && (profile.auth === 'password' || pastedKey) && html`<p class="field-help">A new key is made when you save; its public key is shown here to copy.</p>`}
+        ${signIn === 'pasted' && pastedKey && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
         ${signIn === 'pasted' && html`
           <${Field} id="ssh-private-key" as="textarea" rows="5" label="Private key" value=${privateKey} onValue=${setPrivateKey}
             inputClass="mono" spellcheck="false" autocapitalize="off" autocomplete="off"
@@ -177,7 +181,7 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
       </div>
       <div class="card-actions wrap">
         ${!creating && html`<button type="button" class="btn btn-danger-ghost" id="ssh-delete" disabled=${!!busy} onClick=${remove}>Delete</button>`}
-        ${!creating && profile.auth === 'key' && signIn === 'generated' && html`
+        ${!creating && profile.auth === 'key' && !pastedKey && signIn === 'generated' && html`
           <button type="button" class="btn" id="ssh-new-key" disabled=${!!busy} onClick=${newKey}>Make a new key</button>`}
         <span class="spacer"></span>
         <button type="button" class="btn" onClick=${onClose}>Cancel</button>
