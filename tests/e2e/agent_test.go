@@ -270,8 +270,12 @@ func TestAgentChatInChromium(t *testing.T) {
 		if got := a.str(`document.querySelector('#agent-profile').value`); got != strconv.Itoa(profileID) {
 			t.Fatalf("the connection chosen is %q, want %d", got, profileID)
 		}
+		// A directory that is not there: Browse says so and offers the home directory.
+		a.fill("#agent-dir", "/no/such/dir")
 		a.click("#agent-browse-open")
-		a.waitJS(`!!document.querySelector('#agent-browse-use')`)
+		a.waitJSFor(`!!document.querySelector('#agent-browse .error-note') && !!document.querySelector('#agent-browse-home')`, 60*time.Second)
+		a.click("#agent-browse-home")
+		a.waitJSFor(`!!document.querySelector('#agent-browse-use') && !document.querySelector('#agent-browse .error-note')`, 60*time.Second)
 		a.click("#agent-browse-use")
 		a.waitJS(`document.querySelector('#agent-dir').value.startsWith('/')`)
 		if got := a.str(`document.querySelector('#agent-new-mode').value`); got != "manual" {
@@ -450,7 +454,8 @@ func TestAgentChatInChromium(t *testing.T) {
 		a.waitJSFor(`document.querySelector('#ssh-test-result')?.dataset.ok === 'false'`, 60*time.Second)
 		a.shot("host-key-changed")
 	})
-	a.pe.check(t)
+	// Browse of a directory that is not there answers 400, which the browser logs.
+	a.pe.check(t, "/api/Agent.Browse")
 }
 
 // TestAgentHiddenWithoutPermission: a member without agent.use is offered
