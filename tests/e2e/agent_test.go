@@ -454,6 +454,29 @@ func TestAgentChatInChromium(t *testing.T) {
 		a.waitJSFor(`document.querySelector('#ssh-test-result')?.dataset.ok === 'false'`, 60*time.Second)
 		a.shot("host-key-changed")
 	})
+	run("a chat whose connection was deleted says it can no longer act", func(t *testing.T) {
+		var chats []struct {
+			ID   int64
+			Kind string
+		}
+		harness.API(t, a.base, "Chats.List", &chats)
+		var chatID int64
+		for _, c := range chats {
+			if c.Kind == "agent" {
+				chatID = c.ID
+			}
+		}
+		if chatID == 0 {
+			t.Fatalf("no agent chat in %+v", chats)
+		}
+		harness.API(t, a.base, "Agent.DeleteProfile", nil, profileID)
+		a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.FormatInt(chatID, 10)))
+		a.waitJS(`(document.querySelector('#composer-note')?.textContent || '').includes('SSH connection was deleted')`)
+		if got := a.str(`document.querySelector('#agent-where').textContent`); !strings.HasPrefix(got, "Connection deleted · /") {
+			t.Errorf("the agent bar reads %q", got)
+		}
+		a.shot("connection-deleted")
+	})
 	// Browse of a directory that is not there answers 400, which the browser logs.
 	a.pe.check(t, "/api/Agent.Browse")
 }

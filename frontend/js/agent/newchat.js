@@ -142,7 +142,7 @@ export function KindChoice({ value, onChange }) {
 /** AgentBar is an agent chat's line under the header: where it works, and its mode. */
 export function AgentBar({ chat, onMode }) {
   const a = chat.agent || {};
-  const where = (a.host || '?') + ':' + (a.dir || '');
+  const where = a.profile == null ? 'Connection deleted · ' + (a.dir || '') : (a.host || '?') + ':' + (a.dir || '');
   const [busy, setBusy] = useState(false);
   // rev redraws the select from the row after every change, so a refused
   // one does not leave it showing a mode the chat is not in.
