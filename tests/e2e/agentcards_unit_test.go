@@ -151,9 +151,12 @@ const choicesUnit = `(async () => {
   render(null, box);
   render(html` + "`" + `<${AskCard} ask=${{ ...ask, id: 'b2' }} messageId=${42} parts=${parts} />` + "`" + `, box);
   await tick();
+  q('.ask-approve').focus();
   q('.ask-approve').click();
   for (let i = 0; i < 100 && sent.length < 2; i++) await tick();
   out.all = sent[1] || null;
+  for (let i = 0; i < 100 && document.activeElement?.id !== 'composer-input'; i++) await tick();
+  out.focusAfter = document.activeElement?.id || document.activeElement?.tagName || '';
   render(null, box);
 
   // A pause part: one line while its card is live, its outcome after.
@@ -188,6 +191,7 @@ func TestAskCardChoicesPerCall(t *testing.T) {
 		PauseLive      string
 		PauseLiveShown string
 		PauseDone      string
+		FocusAfter     string
 	}
 	if err := json.Unmarshal([]byte(a.await(choicesUnit)), &got); err != nil {
 		t.Fatal(err)
@@ -228,6 +232,9 @@ func TestAskCardChoicesPerCall(t *testing.T) {
 	}
 	if got.PauseLive != "Asked to approve 2 calls · waiting for your answer" || strings.Contains(got.PauseLiveShown, "rm -rf") {
 		t.Errorf("the live pause reads %q (shown: %q)", got.PauseLive, got.PauseLiveShown)
+	}
+	if got.FocusAfter != "composer-input" {
+		t.Errorf("after answering from the keyboard the focus is on %q, want the message box", got.FocusAfter)
 	}
 	if got.PauseDone != "Asked to approve 2 calls · Approved 1, declined 1" {
 		t.Errorf("the answered pause reads %q", got.PauseDone)

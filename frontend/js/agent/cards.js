@@ -15,7 +15,7 @@
 //
 // Everything shown comes from the model or the host: text only, never HTML.
 
-import { html, useState, useEffect } from '../../vendor/htm-preact/standalone.module.js';
+import { html, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { call } from '../core/transport.js';
 import { toast } from '../core/ui.js';
 
@@ -83,6 +83,7 @@ export function AskCard({ ask, messageId, parts = [] }) {
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
+  const card = useRef(null);
   useEffect(() => {
     setAnswers({});
     setChoices({});
@@ -107,9 +108,17 @@ export function AskCard({ ask, messageId, parts = [] }) {
       out[it.key] = { approve: run, text: run ? '' : note.trim() };
     }
     setBusy(true);
+    // The card goes when the reply's next frame says so, and a focus left
+    // in it would fall to the page's start: a keyboard answer goes on in
+    // the chat's message box.
+    const el = card.current;
+    const hadFocus = !!el && el.contains(document.activeElement);
     try {
       await call('Chats.Answer', messageId, { id: ask.id, items: out });
-      // The card goes when the reply's next frame says so.
+      if (hadFocus) {
+        const ta = el.closest('.chat-view')?.querySelector('.composer-input') || document.getElementById('composer-input');
+        if (ta && !ta.disabled) ta.focus({ preventScroll: true });
+      }
     } catch (err) {
       toast(err.message, { error: true });
       setBusy(false);
@@ -125,7 +134,7 @@ export function AskCard({ ask, messageId, parts = [] }) {
     : 'This reply is waiting for you';
   const left = remaining(ask.deadline, now);
   return html`
-    <section class="ask-card" id=${'ask-' + messageId} data-ask=${ask.id} data-kind=${ask.kind} aria-label=${title}>
+    <section class="ask-card" ref=${card} id=${'ask-' + messageId} data-ask=${ask.id} data-kind=${ask.kind} aria-label=${title}>
       <h3 class="ask-title">${title}</h3>
       ${approvals.length > 0 && html`
         <ul class="ask-calls" aria-label="Calls waiting for approval">
