@@ -137,6 +137,9 @@ func TestAgentChatInChromium(t *testing.T) {
 	run("the instance's agent settings", func(t *testing.T) {
 		a.do(chromedp.Navigate(a.base + "/#/settings/agent"))
 		a.waitJS(`document.querySelector('#agent-enabled')?.checked === true && document.querySelector('#agent-rounds').value === '24'`)
+		if got := a.str(`document.querySelector('#agent-approval').closest('.field').innerText`); !strings.Contains(got, "does not run and the reply ends") {
+			t.Errorf("the approval limit's hint reads %q", got)
+		}
 		a.fill("#agent-rounds", "30")
 		a.click("#agent-settings-save")
 		var s struct{ MaxRounds int }
