@@ -169,6 +169,9 @@ const choicesUnit = `(async () => {
   part.take({ text: '\nApproved 1, declined 1' });
   v.sync(false);
   out.pauseDone = v.el.querySelector('summary').textContent;
+  const wait = viewFor(newPart('pause', { text: 'Waiting for you.' }), document);
+  wait.sync(false);
+  out.pauseWait = wait.el.querySelector('summary').textContent;
   box.remove();
   window.fetch = fetch0;
   return JSON.stringify(out);
@@ -192,6 +195,7 @@ func TestAskCardChoicesPerCall(t *testing.T) {
 		PauseLiveShown string
 		PauseDone      string
 		FocusAfter     string
+		PauseWait      string
 	}
 	if err := json.Unmarshal([]byte(a.await(choicesUnit)), &got); err != nil {
 		t.Fatal(err)
@@ -232,6 +236,9 @@ func TestAskCardChoicesPerCall(t *testing.T) {
 	}
 	if got.PauseLive != "Asked to approve 2 calls · waiting for your answer" || strings.Contains(got.PauseLiveShown, "rm -rf") {
 		t.Errorf("the live pause reads %q (shown: %q)", got.PauseLive, got.PauseLiveShown)
+	}
+	if got.PauseWait != "Waiting for you" {
+		t.Errorf("a pause with nothing to list reads %q", got.PauseWait)
 	}
 	if got.FocusAfter != "composer-input" {
 		t.Errorf("after answering from the keyboard the focus is on %q, want the message box", got.FocusAfter)

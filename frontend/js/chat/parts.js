@@ -392,7 +392,7 @@ class LineView extends PlainView {
  */
 export function pauseSummary(text) {
   const lines = String(text || '').split('\n');
-  const head = (lines.shift() || '').replace(/:\s*$/, '');
+  const head = (lines.shift() || '').replace(/[:.]\s*$/, '');
   const items = [];
   let outcome = '';
   for (const l of lines) {
@@ -423,7 +423,9 @@ class PauseView {
     if (this.shown === key) return;
     this.shown = key;
     const { head, items, outcome } = pauseSummary(p.text);
-    this.summary.textContent = head + ' · ' + (outcome || (final ? 'not answered' : 'waiting for your answer'));
+    // "Waiting for you" (a card with nothing to list) says its state itself.
+    const state = outcome || (final ? 'not answered' : items.length ? 'waiting for your answer' : '');
+    this.summary.textContent = state ? head + ' · ' + state : head;
     this.items.textContent = items.join('\n');
     this.el.classList.toggle('is-waiting', !outcome);
     this.el.dataset.outcome = outcome;
