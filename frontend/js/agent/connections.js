@@ -167,7 +167,7 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
         ${signIn === 'generated' && creating && html`<p class="field-help">An ed25519 key is made when you add the connection; its public key is shown here to copy.</p>`}
         ${signIn === 'generated' && !creating && profile.auth === 'key' && !pastedKey && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
         ${signIn === 'generated' && !creating && (profile.auth === 'password' || pastedKey) && html`<p class="field-help">A new key is made when you save; its public key is shown here to copy.</p>`}
-        ${signIn === 'pasted' && pastedKey && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
+        ${signIn === 'pasted' && !!pastedKey && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
         ${signIn === 'pasted' && html`
           <${Field} id="ssh-private-key" as="textarea" rows="5" label="Private key" value=${privateKey} onValue=${setPrivateKey}
             inputClass="mono" spellcheck="false" autocapitalize="off" autocomplete="off"
