@@ -427,9 +427,9 @@ class PauseView {
     const state = outcome || (final ? 'not answered' : items.length ? 'waiting for your answer' : '');
     this.summary.textContent = state ? head + ' · ' + state : head;
     this.items.textContent = items.join('\n');
-    this.el.classList.toggle('is-waiting', !outcome);
+    // State as data, not classes: the part's class says only its kind.
     this.el.dataset.outcome = outcome;
-    this.el.classList.toggle('is-bare', items.length === 0);
+    this.el.toggleAttribute('data-bare', items.length === 0);
   }
 }
 
