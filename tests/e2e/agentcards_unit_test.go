@@ -248,3 +248,17 @@ func TestAskCardChoicesPerCall(t *testing.T) {
 	}
 	a.pe.check(t)
 }
+
+// TestHostKeyFileByType: the host key check names the host's file of the
+// scanned key's type (an RSA host was told to read its ed25519 file).
+func TestHostKeyFileByType(t *testing.T) {
+	a := newChatApp(t)
+	got := a.await(`import(` + appModule("./agent/connections.js") + `).then((m) => JSON.stringify([
+		m.hostKeyFile('ssh-ed25519 AAAAC3Nza'), m.hostKeyFile('ssh-rsa AAAAB3Nza'),
+		m.hostKeyFile('ecdsa-sha2-nistp256 AAAAE2Vj'), m.hostKeyFile('sk-ssh-ed25519@openssh.com AAAA')]))`)
+	want := `["/etc/ssh/ssh_host_ed25519_key.pub","/etc/ssh/ssh_host_rsa_key.pub","/etc/ssh/ssh_host_ecdsa_key.pub","/etc/ssh/ssh_host_*_key.pub"]`
+	if got != want {
+		t.Errorf("host key files %s, want %s", got, want)
+	}
+	a.pe.check(t)
+}

@@ -25,6 +25,16 @@ const SIGN_IN = [
   { value: 'password', label: 'A password' },
 ];
 
+/**
+ * hostKeyFile is where a host keeps the public half of a host key of the
+ * scanned key's type (its authorized_keys line), for comparing there.
+ */
+export function hostKeyFile(key) {
+  const type = String(key || '').split(' ')[0];
+  const name = type === 'ssh-ed25519' ? 'ed25519' : type.startsWith('ecdsa-') ? 'ecdsa' : type === 'ssh-rsa' ? 'rsa' : '*';
+  return `/etc/ssh/ssh_host_${name}_key.pub`;
+}
+
 /** hostLine is "user@host:port" for the list. */
 export function hostLine(p) {
   return `${p.username}@${p.host}${p.port && p.port !== 22 ? ':' + p.port : ''}`;
@@ -255,7 +265,7 @@ function HostKey({ profile, onChanged }) {
         ${!!scan && scan.status === 'new' && html`
           <div class="agent-scan" id="ssh-scan" data-status="new">
             <p>The host offers <code class="agent-fingerprint">${scan.fingerprint}</code></p>
-            <p class="field-help">Compare it with the host's own: <code>ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub</code> run there.</p>
+            <p class="field-help">Compare it with the host's own: <code>ssh-keygen -lf ${hostKeyFile(scan.key)}</code> run there.</p>
             <button type="button" class="btn btn-primary btn-sm" id="ssh-accept" disabled=${!!busy} onClick=${accept}>Accept this key</button>
           </div>`}
         ${!!scan && scan.status === 'same' && html`
