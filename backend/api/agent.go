@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"strings"
 
 	"github.com/llembas/lembas/backend/agent"
 	"github.com/llembas/lembas/backend/ids"
+	"github.com/llembas/lembas/backend/store"
 )
 
 // Agent is the facade for agent chats' SSH connections (issue 15): the
@@ -17,8 +19,29 @@ type Agent struct{ agent *agent.Service }
 // NewAgent returns the Agent facade.
 func NewAgent(a *agent.Service) *Agent { return &Agent{agent: a} }
 
-// SSHProfile is an SSH connection as its owner sees it.
-type SSHProfile = agent.Profile
+// SSHProfile is an SSH connection as its owner sees it. Generated says
+// its key is one LLeMbas made (the page offers "A key LLeMbas makes"
+// again, not "Paste a private key", when the connection is reopened).
+type SSHProfile struct {
+	agent.Profile
+	Generated bool `json:"generated"`
+}
+
+// generatedComment ends the public key line of a key LLeMbas generated
+// (sshx.GenerateKey); a pasted key's line, derived from the private key,
+// has no comment, so the line alone tells the two apart.
+const generatedComment = " lembas"
+
+func profileView(p agent.Profile) SSHProfile {
+	return SSHProfile{Profile: p, Generated: p.Auth == store.AuthKey && strings.HasSuffix(p.PublicKey, generatedComment)}
+}
+
+func profileResult(p agent.Profile, err error) (SSHProfile, error) {
+	if err != nil {
+		return SSHProfile{}, err
+	}
+	return profileView(p), nil
+}
 
 // SSHProfileInput creates a connection; auth "key" without privateKey
 // generates a key, whose publicKey the result shows to copy.
@@ -44,18 +67,26 @@ type AgentSettingsPatch = agent.SettingsPatch
 
 // Profiles lists the caller's SSH connections.
 func (a *Agent) Profiles(ctx context.Context) ([]SSHProfile, error) {
-	return a.agent.Profiles(ctx, user(ctx))
+	list, err := a.agent.Profiles(ctx, user(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SSHProfile, len(list))
+	for i, p := range list {
+		out[i] = profileView(p)
+	}
+	return out, nil
 }
 
 // CreateProfile adds an SSH connection.
 func (a *Agent) CreateProfile(ctx context.Context, in SSHProfileInput) (SSHProfile, error) {
-	return a.agent.CreateProfile(ctx, user(ctx), in)
+	return profileResult(a.agent.CreateProfile(ctx, user(ctx), in))
 }
 
 // UpdateProfile changes one of the caller's connections; moving it to
 // another host or port forgets its host key.
 func (a *Agent) UpdateProfile(ctx context.Context, id ids.ProfileID, in SSHProfilePatch) (SSHProfile, error) {
-	return a.agent.UpdateProfile(ctx, user(ctx), id, in)
+	return profileResult(a.agent.UpdateProfile(ctx, user(ctx), id, in))
 }
 
 // DeleteProfile deletes one of the caller's connections; its chats keep
@@ -72,12 +103,12 @@ func (a *Agent) ScanHostKey(ctx context.Context, id ids.ProfileID) (HostKeyScan,
 
 // AcceptHostKey pins the key just scanned, if fingerprint is its own.
 func (a *Agent) AcceptHostKey(ctx context.Context, id ids.ProfileID, fingerprint string) (SSHProfile, error) {
-	return a.agent.AcceptHostKey(ctx, user(ctx), id, fingerprint)
+	return profileResult(a.agent.AcceptHostKey(ctx, user(ctx), id, fingerprint))
 }
 
 // ForgetHostKey unpins a connection's host key.
 func (a *Agent) ForgetHostKey(ctx context.Context, id ids.ProfileID) (SSHProfile, error) {
-	return a.agent.ForgetHostKey(ctx, user(ctx), id)
+	return profileResult(a.agent.ForgetHostKey(ctx, user(ctx), id))
 }
 
 // Test connects and runs `uname -srm`; a failure is the result's

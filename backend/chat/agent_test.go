@@ -691,3 +691,30 @@ func TestRealAgentPlansAndAsks(t *testing.T) {
 		}
 	}
 }
+
+// An agent chat's replies are offered their tools even when the chat's
+// tools switch was turned off (by a call, or before the page hid it):
+// without them the agent could not act.
+func TestAgentChatIgnoresToolsOff(t *testing.T) {
+	a := setupAgent(t)
+	a.llm.Enqueue(fakellm.Stream("Hello."), fakellm.Stream("Again."))
+	turn := a.newAgentChat(store.ModeAuto, "Hi")
+	id := turn.Chat.ID
+	a.wait(id)
+	off := true
+	if _, err := a.c.Chat.Update(a.ctx, a.user, id, chat.Patch{ToolsOff: &off}); err != nil {
+		t.Fatal(err)
+	}
+	n := len(a.llm.Requests())
+	if _, err := a.c.Chat.Send(a.ctx, a.user, chat.SendInput{ChatID: id, ModelID: a.model, Content: "Once more"}); err != nil {
+		t.Fatal(err)
+	}
+	a.wait(id)
+	reqs := a.llm.Requests()
+	if len(reqs) <= n {
+		t.Fatal("no request for the second turn")
+	}
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, `"shell_run"`) {
+		t.Errorf("the agent chat's reply was offered no shell_run after tools off: %.400s", body)
+	}
+}

@@ -132,8 +132,16 @@ func systemTurn(d *draft, instancePrompt string) {
 // offeredTools resolves the tools the reply is offered, once (model flag,
 // permissions, instance, model and chat switches): the harness's gates
 // read their families, and the reply runs exactly these.
+//
+// An agent chat ignores the chat's tools switch: without tools it could
+// not act, and the page offers no switch there; a flag set before (or by
+// a call that went around the page) is not honoured.
 func (s *Service) offeredTools(ctx context.Context, d *draft) error {
-	set, err := s.tools.Resolve(ctx, d.caller, d.model, d.chat)
+	ch := d.chat
+	if ch.Kind == store.ChatAgent {
+		ch.ToolsOff = false
+	}
+	set, err := s.tools.Resolve(ctx, d.caller, d.model, ch)
 	if err != nil {
 		return err
 	}

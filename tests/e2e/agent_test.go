@@ -80,6 +80,11 @@ func agentLLM(r fakellm.Request) fakellm.Reply {
 		return fakellm.Stream("Carrying out the plan now.")
 	case strings.Contains(user, "run the echo"):
 		return toolCall("shell_run", map[string]any{"command": hostileEcho, "cwd": ""})
+	case strings.Contains(user, "run two"):
+		return fakellm.NewStream().Content("Two commands. ").
+			ToolCall(0, "call_a", "shell_run", `{"command":"echo first-of-two","cwd":""}`).
+			ToolCall(1, "call_b", "shell_run", `{"command":"touch second-of-two","cwd":""}`).
+			Finish("tool_calls").Reply()
 	case strings.Contains(user, "do not run this"):
 		return toolCall("shell_run", map[string]any{"command": "touch declined-file", "cwd": ""})
 	case strings.Contains(user, "wait for me"):
@@ -132,6 +137,9 @@ func TestAgentChatInChromium(t *testing.T) {
 	run("the instance's agent settings", func(t *testing.T) {
 		a.do(chromedp.Navigate(a.base + "/#/settings/agent"))
 		a.waitJS(`document.querySelector('#agent-enabled')?.checked === true && document.querySelector('#agent-rounds').value === '24'`)
+		if got := a.str(`document.querySelector('#agent-approval').closest('.field').innerText`); !strings.Contains(got, "does not run and the reply ends") {
+			t.Errorf("the approval limit's hint reads %q", got)
+		}
 		a.fill("#agent-rounds", "30")
 		a.click("#agent-settings-save")
 		var s struct{ MaxRounds int }
@@ -245,6 +253,15 @@ func TestAgentChatInChromium(t *testing.T) {
 			if !a.bool(`document.querySelector('#ssh-test-result').dataset.ok === 'true'`) {
 				t.Errorf("%s: the test failed: %s", w.name, a.str(`document.querySelector('#ssh-test-result').textContent`))
 			}
+			// Reopened, the connection shows the way it signs in.
+			a.do(chromedp.Reload())
+			a.waitJS(`document.querySelector('#ssh-form h2')?.textContent === ` + jsString(w.name))
+			if !a.bool(`document.querySelector(` + jsString(w.radio) + `).checked`) {
+				t.Errorf("%s: reopened, the connection shows %q checked", w.name, a.str(`document.querySelector('input[name=ssh-signin]:checked')?.id || ''`))
+			}
+			if a.bool(`!!document.querySelector('#ssh-new-key')`) {
+				t.Errorf("%s: reopened, it offers to make a new key as if it had made this one", w.name)
+			}
 		}
 	})
 
@@ -256,8 +273,12 @@ func TestAgentChatInChromium(t *testing.T) {
 		if got := a.str(`document.querySelector('#agent-profile').value`); got != strconv.Itoa(profileID) {
 			t.Fatalf("the connection chosen is %q, want %d", got, profileID)
 		}
+		// A directory that is not there: Browse says so and offers the home directory.
+		a.fill("#agent-dir", "/no/such/dir")
 		a.click("#agent-browse-open")
-		a.waitJS(`!!document.querySelector('#agent-browse-use')`)
+		a.waitJSFor(`!!document.querySelector('#agent-browse .error-note') && !!document.querySelector('#agent-browse-home')`, 60*time.Second)
+		a.click("#agent-browse-home")
+		a.waitJSFor(`!!document.querySelector('#agent-browse-use') && !document.querySelector('#agent-browse .error-note')`, 60*time.Second)
 		a.click("#agent-browse-use")
 		a.waitJS(`document.querySelector('#agent-dir').value.startsWith('/')`)
 		if got := a.str(`document.querySelector('#agent-new-mode').value`); got != "manual" {
@@ -279,6 +300,12 @@ func TestAgentChatInChromium(t *testing.T) {
 		if got := a.str(mode); got != "manual" {
 			t.Errorf("the header's mode is %q", got)
 		}
+		if a.bool(`!!document.querySelector('#composer-tools')`) {
+			t.Error("an agent chat offers the Tools switch, which would leave the agent nothing to act with")
+		}
+		if !a.bool(`/^Asked to approve 1 call · waiting for your answer$/.test(document.querySelector('.msg-assistant:last-of-type .part-pause summary')?.textContent || '')`) {
+			t.Errorf("the pause line reads %q", a.str(`document.querySelector('.msg-assistant:last-of-type .part-pause')?.textContent || ''`))
+		}
 		pwned(t)
 		a.shot("approve-card")
 		a.click(".ask-card .ask-approve")
@@ -287,6 +314,23 @@ func TestAgentChatInChromium(t *testing.T) {
 		a.waitJS(lastReply + `.includes('Done with the tools.')`)
 		a.waitJS(`[...document.querySelectorAll('.msg-assistant:last-of-type .tool-result-text')].some((e) => e.textContent.includes('<b>bold</b> <img src=x onerror=window.__pwned=1> from-agent'))`)
 		pwned(t)
+	})
+
+	run("two calls in one card: one run, one not", func(t *testing.T) {
+		a.send("Please run two commands")
+		a.waitJS(card + `?.dataset.kind === 'approve' && ` + card + `.querySelectorAll('.ask-call').length === 2`)
+		a.clickXPath(`(//section[contains(@class,'ask-card')]//li[contains(@class,'ask-call')])[1]//button[normalize-space(.)='Run']`)
+		a.clickXPath(`(//section[contains(@class,'ask-card')]//li[contains(@class,'ask-call')])[2]//button[normalize-space(.)="Don't run"]`)
+		a.fill(".ask-card .ask-note input", "not that file")
+		a.shot("approve-two")
+		a.click(".ask-card .ask-send-choices")
+		a.waitJS(`!document.querySelector('.ask-card')`)
+		a.waitReplyIdle()
+		results := `[...document.querySelectorAll('.msg-assistant:last-of-type .tool-result-text')].map((e) => e.textContent).join('\n')`
+		a.waitJS(results + `.includes('first-of-two') && ` + results + `.includes('not that file')`)
+		if got := a.str(`document.querySelector('.msg-assistant:last-of-type .part-pause summary')?.textContent || ''`); got != "Asked to approve 2 calls · Approved 1, declined 1" {
+			t.Errorf("the pause line reads %q", got)
+		}
 	})
 
 	run("a command refused with a note", func(t *testing.T) {
@@ -413,7 +457,31 @@ func TestAgentChatInChromium(t *testing.T) {
 		a.waitJSFor(`document.querySelector('#ssh-test-result')?.dataset.ok === 'false'`, 60*time.Second)
 		a.shot("host-key-changed")
 	})
-	a.pe.check(t)
+	run("a chat whose connection was deleted says it can no longer act", func(t *testing.T) {
+		var chats []struct {
+			ID   int64
+			Kind string
+		}
+		harness.API(t, a.base, "Chats.List", &chats)
+		var chatID int64
+		for _, c := range chats {
+			if c.Kind == "agent" {
+				chatID = c.ID
+			}
+		}
+		if chatID == 0 {
+			t.Fatalf("no agent chat in %+v", chats)
+		}
+		harness.API(t, a.base, "Agent.DeleteProfile", nil, profileID)
+		a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.FormatInt(chatID, 10)))
+		a.waitJS(`(document.querySelector('#composer-note')?.textContent || '').includes('SSH connection was deleted')`)
+		if got := a.str(`document.querySelector('#agent-where').textContent`); !strings.HasPrefix(got, "Connection deleted · /") {
+			t.Errorf("the agent bar reads %q", got)
+		}
+		a.shot("connection-deleted")
+	})
+	// Browse of a directory that is not there answers 400, which the browser logs.
+	a.pe.check(t, "/api/Agent.Browse")
 }
 
 // TestAgentHiddenWithoutPermission: a member without agent.use is offered

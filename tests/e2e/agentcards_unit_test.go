@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +97,168 @@ func TestAskCardsInTheBrowser(t *testing.T) {
 	}
 	if got.Plan != "1. <b>Read</b>" {
 		t.Errorf("the plan reads %q", got.Plan)
+	}
+	a.pe.check(t)
+}
+
+// choicesUnit draws an approve card of two calls and a pause part, with
+// Chats.Answer caught on its way to the server.
+const choicesUnit = `(async () => {
+  const base = document.querySelector('script[type=module]').src;
+  const { AskCard } = await import(new URL('./agent/cards.js', base).href);
+  const { viewFor, newPart } = await import(new URL('./chat/parts.js', base).href);
+  const { html, render } = await import(new URL('../vendor/htm-preact/standalone.module.js', base).href);
+  const out = {};
+  const sent = [];
+  const fetch0 = window.fetch;
+  window.fetch = (url, opts) => {
+    if (String(url).endsWith('/api/Chats.Answer')) {
+      sent.push(JSON.parse(opts.body));
+      return Promise.resolve(new Response(JSON.stringify({ result: null }), { headers: { 'Content-Type': 'application/json' } }));
+    }
+    return fetch0(url, opts);
+  };
+  const tick = () => new Promise((r) => setTimeout(r, 50));
+  const ask = { id: 'b1', kind: 'approve', deadline: Date.now() + 5 * 60000, items: [
+    { key: 'k1', callId: 'c1', tool: 'shell_run', kind: 'approve', text: 'shell_run: ls' },
+    { key: 'k2', callId: 'c2', tool: 'shell_run', kind: 'approve', text: 'shell_run: rm -rf build' },
+  ] };
+  const parts = [
+    { kind: 'tool_call', name: 'shell_run', callId: 'c1', text: '{"command":"ls"}' },
+    { kind: 'tool_call', name: 'shell_run', callId: 'c2', text: '{"command":"rm -rf build"}' },
+  ];
+  const box = document.createElement('div');
+  document.body.appendChild(box);
+  render(html` + "`" + `<${AskCard} ask=${ask} messageId=${42} parts=${parts} />` + "`" + `, box);
+  await tick();
+  const q = (s) => box.querySelector(s);
+  const qa = (s) => [...box.querySelectorAll(s)];
+  out.rowChoices = qa('.ask-call').map((li) => [...li.querySelectorAll('.ask-call-choice button')].map((b) => b.textContent));
+  out.before = qa('.ask-actions button').map((b) => b.textContent);
+  qa('.ask-call-run')[0].click();
+  await tick();
+  out.oneChosen = qa('.ask-actions button').map((b) => b.textContent + (b.disabled ? ' (disabled)' : ''));
+  qa('.ask-call-skip')[1].click();
+  await tick();
+  const note = q('.ask-note input');
+  note.value = 'not the build dir';
+  note.dispatchEvent(new Event('input', { bubbles: true }));
+  await tick();
+  out.noteLabel = q('.ask-note label').textContent;
+  q('.ask-send-choices').click();
+  for (let i = 0; i < 100 && sent.length === 0; i++) await tick();
+  out.sent = sent[0] || null;
+  render(null, box);
+  render(html` + "`" + `<${AskCard} ask=${{ ...ask, id: 'b2' }} messageId=${42} parts=${parts} />` + "`" + `, box);
+  await tick();
+  q('.ask-approve').focus();
+  q('.ask-approve').click();
+  for (let i = 0; i < 100 && sent.length < 2; i++) await tick();
+  out.all = sent[1] || null;
+  for (let i = 0; i < 100 && document.activeElement?.id !== 'composer-input'; i++) await tick();
+  out.focusAfter = document.activeElement?.id || document.activeElement?.tagName || '';
+  render(null, box);
+
+  // A pause part: one line while its card is live, its outcome after.
+  const part = newPart('pause', { text: 'Asked to approve 2 calls:\n- shell_run: ls\n- shell_run: rm -rf build' });
+  const v = viewFor(part, document);
+  box.appendChild(v.el);
+  v.sync(false);
+  out.pauseLive = v.el.querySelector('summary').textContent;
+  out.pauseLiveShown = v.el.innerText;
+  part.take({ text: '\nApproved 1, declined 1' });
+  v.sync(false);
+  out.pauseDone = v.el.querySelector('summary').textContent;
+  const wait = viewFor(newPart('pause', { text: 'Waiting for you.' }), document);
+  wait.sync(false);
+  out.pauseWait = wait.el.querySelector('summary').textContent;
+  box.remove();
+  window.fetch = fetch0;
+  return JSON.stringify(out);
+})()`
+
+// TestAskCardChoicesPerCall: a card of several calls lets each be run or
+// not (Chats.Answer gets each item's own answer, and the note only with
+// the one not run), "Run all" approves every call, and the pause part
+// above the card is one line that does not repeat the commands, then
+// says how it was answered.
+func TestAskCardChoicesPerCall(t *testing.T) {
+	a := newChatApp(t)
+	var got struct {
+		RowChoices     [][]string
+		Before         []string
+		OneChosen      []string
+		NoteLabel      string
+		Sent           []json.RawMessage
+		All            []json.RawMessage
+		PauseLive      string
+		PauseLiveShown string
+		PauseDone      string
+		FocusAfter     string
+		PauseWait      string
+	}
+	if err := json.Unmarshal([]byte(a.await(choicesUnit)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.RowChoices) != 2 || !equal(got.RowChoices[0], []string{"Don't run", "Run"}) || !equal(got.RowChoices[1], []string{"Don't run", "Run"}) {
+		t.Errorf("each call's choice: %q", got.RowChoices)
+	}
+	if !equal(got.Before, []string{"Don't run any", "Run all"}) {
+		t.Errorf("the card's buttons before a choice: %q", got.Before)
+	}
+	if !equal(got.OneChosen, []string{"Don't run any", "Send choices (1 of 2) (disabled)", "Run all"}) {
+		t.Errorf("the card's buttons after one choice: %q", got.OneChosen)
+	}
+	if got.NoteLabel != "A note with the calls not run (optional)" {
+		t.Errorf("the note's label: %q", got.NoteLabel)
+	}
+	type answer struct {
+		ID    string
+		Items map[string]struct {
+			Approve bool
+			Text    string
+		}
+	}
+	read := func(name string, raw []json.RawMessage) answer {
+		var ans answer
+		if len(raw) != 2 || json.Unmarshal(raw[1], &ans) != nil || string(raw[0]) != "42" {
+			t.Fatalf("%s: Chats.Answer got %s", name, raw)
+		}
+		return ans
+	}
+	ans := read("choices", got.Sent)
+	if k1, k2 := ans.Items["k1"], ans.Items["k2"]; ans.ID != "b1" || !k1.Approve || k1.Text != "" || k2.Approve || k2.Text != "not the build dir" {
+		t.Errorf("the choices sent: %+v", ans)
+	}
+	all := read("run all", got.All)
+	if k1, k2 := all.Items["k1"], all.Items["k2"]; all.ID != "b2" || !k1.Approve || !k2.Approve {
+		t.Errorf("Run all sent: %+v", all)
+	}
+	if got.PauseLive != "Asked to approve 2 calls · waiting for your answer" || strings.Contains(got.PauseLiveShown, "rm -rf") {
+		t.Errorf("the live pause reads %q (shown: %q)", got.PauseLive, got.PauseLiveShown)
+	}
+	if got.PauseWait != "Waiting for you" {
+		t.Errorf("a pause with nothing to list reads %q", got.PauseWait)
+	}
+	if got.FocusAfter != "composer-input" {
+		t.Errorf("after answering from the keyboard the focus is on %q, want the message box", got.FocusAfter)
+	}
+	if got.PauseDone != "Asked to approve 2 calls · Approved 1, declined 1" {
+		t.Errorf("the answered pause reads %q", got.PauseDone)
+	}
+	a.pe.check(t)
+}
+
+// TestHostKeyFileByType: the host key check names the host's file of the
+// scanned key's type (an RSA host was told to read its ed25519 file).
+func TestHostKeyFileByType(t *testing.T) {
+	a := newChatApp(t)
+	got := a.await(`import(` + appModule("./agent/connections.js") + `).then((m) => JSON.stringify([
+		m.hostKeyFile('ssh-ed25519 AAAAC3Nza'), m.hostKeyFile('ssh-rsa AAAAB3Nza'),
+		m.hostKeyFile('ecdsa-sha2-nistp256 AAAAE2Vj'), m.hostKeyFile('sk-ssh-ed25519@openssh.com AAAA')]))`)
+	want := `["/etc/ssh/ssh_host_ed25519_key.pub","/etc/ssh/ssh_host_rsa_key.pub","/etc/ssh/ssh_host_ecdsa_key.pub","/etc/ssh/ssh_host_*_key.pub"]`
+	if got != want {
+		t.Errorf("host key files %s, want %s", got, want)
 	}
 	a.pe.check(t)
 }

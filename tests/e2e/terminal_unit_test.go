@@ -43,7 +43,9 @@ func pressKeys(text string) chromedp.Action[chromedp.Void] {
 // fakeSocket replaces the page's WebSocket with one that is the terminal
 // server's protocol in a few lines: on connect it sends
 // window.__fake.scrollback (binary) and ready, and echoes every binary
-// frame back, as a shell at a prompt would. Each socket is kept in
+// frame back, as a shell at a prompt would (window.__fake.refuse: it
+// sends that error instead and closes; window.__fake.unreachable: it
+// fails before opening, as an unreachable server's does). Each socket is kept in
 // window.__fake.sockets; drop() ends one as a lost network does, and
 // say(obj) sends a text frame.
 const fakeSocket = `(() => {
@@ -57,7 +59,16 @@ const fakeSocket = `(() => {
       fake.sockets.push(this);
       setTimeout(() => {
         if (this.readyState !== 0) return;
+        if (fake.unreachable) {
+          this.drop();
+          return;
+        }
         this.readyState = 1;
+        if (fake.refuse) {
+          this.say({ type: 'error', message: fake.refuse });
+          this.close();
+          return;
+        }
         if (fake.scrollback) this.bin(fake.scrollback);
         this.say({ type: 'ready', marks: true, cols: 80, rows: 24 });
       }, 20);
@@ -299,6 +310,30 @@ func TestTerminalInChromiumFakeSocket(t *testing.T) {
 		a.waitJS(`window.__closed === 1`)
 		a.await(`import(` + appModule("../vendor/htm-preact/standalone.module.js") + `).then((p) => { p.render(null, document.querySelector('#panel-test')); return 'gone'; })`)
 		a.waitJS(`window.__fake.sockets[` + strconv.Itoa(n) + `].readyState === 3`)
+	})
+	// A panel that never connected says so — with the server's error when
+	// it sent one — not that a connection was lost; Reconnect tries again.
+	run("a panel that never connected says it could not connect", func(t *testing.T) {
+		mount := func(refuse string, unreachable bool) {
+			a.js(`window.__fake.refuse = ` + jsString(refuse) + `; window.__fake.unreachable = ` + strconv.FormatBool(unreachable))
+			a.await(`Promise.all([import(` + appModule("../vendor/htm-preact/standalone.module.js") + `), import(` + appModule("./terminal/panel.js") + `)]).then(([p, t]) => {
+				const box = document.querySelector('#panel-test');
+				p.render(null, box);
+				p.render(p.h(t.TerminalPanel, {chatId: 9, onClose: () => {}}), box);
+				return 'drawn';
+			})`)
+		}
+		const panelState = `document.querySelector('#panel-test .term-state')?.textContent.trim()`
+		mount("The host key of Build box is not accepted yet.", false)
+		a.waitJS(panelState + ` === 'Could not connect — The host key of Build box is not accepted yet.'`)
+		a.shot("panel-could-not-connect")
+		a.js(`window.__fake.refuse = ''`)
+		a.click("#panel-test .term-reconnect")
+		a.waitJS(panelState + ` === 'Connected'`)
+		mount("", true)
+		a.waitJSFor(panelState+` === 'Could not connect — The server could not be reached.'`, 90*time.Second)
+		a.js(`window.__fake.unreachable = false`)
+		a.await(`import(` + appModule("../vendor/htm-preact/standalone.module.js") + `).then((p) => { p.render(null, document.querySelector('#panel-test')); return 'gone'; })`)
 	})
 	a.pe.check(t)
 }

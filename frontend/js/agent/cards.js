@@ -15,7 +15,7 @@
 //
 // Everything shown comes from the model or the host: text only, never HTML.
 
-import { html, useState, useEffect } from '../../vendor/htm-preact/standalone.module.js';
+import { html, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { call } from '../core/transport.js';
 import { toast } from '../core/ui.js';
 
@@ -77,11 +77,16 @@ export function AskCard({ ask, messageId, parts = [] }) {
   const approvals = items.filter((it) => it.kind === 'approve');
   const questions = items.filter((it) => it.kind === 'question');
   const [answers, setAnswers] = useState({});
+  // choices: each approve item's "run" or "skip", once chosen (a card of
+  // several calls is answered call by call, or all at once).
+  const [choices, setChoices] = useState({});
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
+  const card = useRef(null);
   useEffect(() => {
     setAnswers({});
+    setChoices({});
     setNote('');
     setBusy(false);
   }, [ask.id]);
@@ -90,30 +95,46 @@ export function AskCard({ ask, messageId, parts = [] }) {
     return () => clearInterval(t);
   }, []);
 
+  // answer sends the card: approve true or false for every call, or
+  // null for each call's own choice; the note goes with the calls not run.
   const answer = async (approve) => {
     const out = {};
     for (const it of items) {
-      out[it.key] = it.kind === 'question'
-        ? { approve: true, text: String(answers[it.key] || '').trim() }
-        : { approve, text: approve ? '' : note.trim() };
+      if (it.kind === 'question') {
+        out[it.key] = { approve: true, text: String(answers[it.key] || '').trim() };
+        continue;
+      }
+      const run = approve === null ? choices[it.key] === 'run' : approve;
+      out[it.key] = { approve: run, text: run ? '' : note.trim() };
     }
     setBusy(true);
+    // The card goes when the reply's next frame says so, and a focus left
+    // in it would fall to the page's start: a keyboard answer goes on in
+    // the chat's message box.
+    const el = card.current;
+    const hadFocus = !!el && el.contains(document.activeElement);
     try {
       await call('Chats.Answer', messageId, { id: ask.id, items: out });
-      // The card goes when the reply's next frame says so.
+      if (hadFocus) {
+        const ta = el.closest('.chat-view')?.querySelector('.composer-input') || document.getElementById('composer-input');
+        if (ta && !ta.disabled) ta.focus({ preventScroll: true });
+      }
     } catch (err) {
       toast(err.message, { error: true });
       setBusy(false);
     }
   };
 
+  const several = approvals.length > 1;
+  const chosen = approvals.filter((it) => choices[it.key]).length;
+  const choose = (key, v) => setChoices((c) => ({ ...c, [key]: c[key] === v ? undefined : v }));
   const title = approvals.length > 0
     ? (approvals.length === 1 ? 'Run this?' : `Run these ${approvals.length} calls?`)
     : questions.length > 0 ? (questions.length === 1 ? 'A question for you' : 'Questions for you')
     : 'This reply is waiting for you';
   const left = remaining(ask.deadline, now);
   return html`
-    <section class="ask-card" id=${'ask-' + messageId} data-ask=${ask.id} data-kind=${ask.kind} aria-label=${title}>
+    <section class="ask-card" ref=${card} id=${'ask-' + messageId} data-ask=${ask.id} data-kind=${ask.kind} aria-label=${title}>
       <h3 class="ask-title">${title}</h3>
       ${approvals.length > 0 && html`
         <ul class="ask-calls" aria-label="Calls waiting for approval">
@@ -125,6 +146,15 @@ export function AskCard({ ask, messageId, parts = [] }) {
                 <pre class="ask-call-main">${l.main}</pre>
                 ${l.cwd ? html`<p class="ask-call-cwd">in <span class="mono">${l.cwd}</span></p>` : null}
                 ${l.text ? html`<p class="ask-call-text">${l.text}</p>` : null}
+                ${several ? html`
+                  <div class="ask-call-choice" role="group" aria-label=${'Run ' + String(it.tool || 'this call') + '?'}>
+                    <button type="button" class=${'btn btn-sm ask-call-skip' + (choices[it.key] === 'skip' ? ' is-chosen' : '')}
+                      aria-pressed=${choices[it.key] === 'skip' ? 'true' : 'false'} disabled=${busy}
+                      onClick=${() => choose(it.key, 'skip')}>Don't run</button>
+                    <button type="button" class=${'btn btn-sm ask-call-run' + (choices[it.key] === 'run' ? ' is-chosen' : '')}
+                      aria-pressed=${choices[it.key] === 'run' ? 'true' : 'false'} disabled=${busy}
+                      onClick=${() => choose(it.key, 'run')}>Run</button>
+                  </div>` : null}
               </li>`;
           })}
         </ul>`}
@@ -137,14 +167,21 @@ export function AskCard({ ask, messageId, parts = [] }) {
         ${items.map((it) => html`<p class="ask-wait-text" key=${it.key}>${String(it.text || '')}</p>`)}`}
       ${approvals.length > 0 && html`
         <div class="ask-note">
-          <label class="field-label" for=${'ask-note-' + messageId}>A note with “Don't run” (optional)</label>
+          <label class="field-label" for=${'ask-note-' + messageId}>${several ? 'A note with the calls not run (optional)' : 'A note with “Don\'t run” (optional)'}</label>
           <input class="input" id=${'ask-note-' + messageId} value=${note} autocomplete="off"
             placeholder="Why not, or what to do instead" onInput=${(e) => setNote(e.currentTarget.value)} />
         </div>`}
       <div class="ask-actions">
         ${left ? html`<span class="ask-deadline">${left}</span>` : null}
         <span class="spacer"></span>
-        ${approvals.length > 0 ? html`
+        ${several ? html`
+          <button type="button" class="btn ask-decline" disabled=${busy} onClick=${() => answer(false)}>Don't run any</button>
+          ${chosen > 0 ? html`
+            <button type="button" class="btn ask-send-choices" disabled=${busy || chosen < approvals.length}
+              title=${chosen < approvals.length ? 'Choose Run or Don\'t run for each call first' : ''}
+              onClick=${() => answer(null)}>${`Send choices (${chosen} of ${approvals.length})`}</button>` : null}
+          <button type="button" class="btn btn-primary ask-approve" disabled=${busy} onClick=${() => answer(true)}>Run all</button>`
+        : approvals.length > 0 ? html`
           <button type="button" class="btn ask-decline" disabled=${busy} onClick=${() => answer(false)}>Don't run</button>
           <button type="button" class="btn btn-primary ask-approve" disabled=${busy} onClick=${() => answer(true)}>Run</button>`
         : questions.length > 0 ? html`

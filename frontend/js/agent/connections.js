@@ -25,6 +25,16 @@ const SIGN_IN = [
   { value: 'password', label: 'A password' },
 ];
 
+/**
+ * hostKeyFile is where a host keeps the public half of a host key of the
+ * scanned key's type (its authorized_keys line), for comparing there.
+ */
+export function hostKeyFile(key) {
+  const type = String(key || '').split(' ')[0];
+  const name = type === 'ssh-ed25519' ? 'ed25519' : type.startsWith('ecdsa-') ? 'ecdsa' : type === 'ssh-rsa' ? 'rsa' : '*';
+  return `/etc/ssh/ssh_host_${name}_key.pub`;
+}
+
 /** hostLine is "user@host:port" for the list. */
 export function hostLine(p) {
   return `${p.username}@${p.host}${p.port && p.port !== 22 ? ':' + p.port : ''}`;
@@ -52,7 +62,10 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
   const [host, setHost] = useState(profile ? profile.host : '');
   const [port, setPort] = useState(String(profile ? profile.port || 22 : 22));
   const [username, setUsername] = useState(profile ? profile.username : '');
-  const [signIn, setSignIn] = useState(profile && profile.auth === 'password' ? 'password' : 'generated');
+  // A key connection's key was made here (generated) or pasted: reopened,
+  // it shows the way it was made.
+  const pastedKey = !!profile && profile.auth === 'key' && profile.generated === false;
+  const [signIn, setSignIn] = useState(profile && profile.auth === 'password' ? 'password' : pastedKey ? 'pasted' : 'generated');
   const [privateKey, setPrivateKey] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState('');
@@ -83,7 +96,7 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
       if (signIn === 'pasted') {
         if (privateKey.trim()) input.privateKey = privateKey.trim() + '\n';
         else if (creating || wasPassword) return fail('Paste the private key (the whole file, BEGIN to END).');
-      } else if (wasPassword) {
+      } else if (wasPassword || pastedKey) {
         input.newKey = true;
       }
     }
@@ -162,8 +175,9 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
           </div>
         </fieldset>
         ${signIn === 'generated' && creating && html`<p class="field-help">An ed25519 key is made when you add the connection; its public key is shown here to copy.</p>`}
-        ${signIn === 'generated' && !creating && profile.auth === 'key' && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
-        ${signIn === 'generated' && !creating && profile.auth === 'password' && html`<p class="field-help">A new key is made when you save.</p>`}
+        ${signIn === 'generated' && !creating && profile.auth === 'key' && !pastedKey && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
+        ${signIn === 'generated' && !creating && (profile.auth === 'password' || pastedKey) && html`<p class="field-help">A new key is made when you save; its public key is shown here to copy.</p>`}
+        ${signIn === 'pasted' && !!pastedKey && !!profile.publicKey && html`<${PublicKey} profile=${profile} />`}
         ${signIn === 'pasted' && html`
           <${Field} id="ssh-private-key" as="textarea" rows="5" label="Private key" value=${privateKey} onValue=${setPrivateKey}
             inputClass="mono" spellcheck="false" autocapitalize="off" autocomplete="off"
@@ -177,7 +191,7 @@ function ProfileForm({ profile, onSaved, onDeleted, onClose }) {
       </div>
       <div class="card-actions wrap">
         ${!creating && html`<button type="button" class="btn btn-danger-ghost" id="ssh-delete" disabled=${!!busy} onClick=${remove}>Delete</button>`}
-        ${!creating && profile.auth === 'key' && signIn === 'generated' && html`
+        ${!creating && profile.auth === 'key' && !pastedKey && signIn === 'generated' && html`
           <button type="button" class="btn" id="ssh-new-key" disabled=${!!busy} onClick=${newKey}>Make a new key</button>`}
         <span class="spacer"></span>
         <button type="button" class="btn" onClick=${onClose}>Cancel</button>
@@ -251,7 +265,7 @@ function HostKey({ profile, onChanged }) {
         ${!!scan && scan.status === 'new' && html`
           <div class="agent-scan" id="ssh-scan" data-status="new">
             <p>The host offers <code class="agent-fingerprint">${scan.fingerprint}</code></p>
-            <p class="field-help">Compare it with the host's own: <code>ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub</code> run there.</p>
+            <p class="field-help">Compare it with the host's own: <code>ssh-keygen -lf ${hostKeyFile(scan.key)}</code> run there.</p>
             <button type="button" class="btn btn-primary btn-sm" id="ssh-accept" disabled=${!!busy} onClick=${accept}>Accept this key</button>
           </div>`}
         ${!!scan && scan.status === 'same' && html`

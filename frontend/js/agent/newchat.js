@@ -59,12 +59,14 @@ function Browser({ profile, start, onChoose, onClose }) {
         <span class="spacer"></span>
         ${!!listing && !!listing.parent && listing.parent !== listing.dir && html`
           <button type="button" class="btn btn-sm" id="agent-browse-up" disabled=${busy} onClick=${() => open(listing.parent)}>Up</button>`}
+        ${!!error && html`
+          <button type="button" class="btn btn-sm" id="agent-browse-home" disabled=${busy} onClick=${() => open('')}>Home directory</button>`}
         <button type="button" class="btn btn-sm" onClick=${onClose}>Close</button>
       </div>
       ${error && html`<p class="error-note" role="alert">${error}</p>`}
       ${!!listing && html`
         <ul class="agent-browse-list" aria-label="Directories">
-          ${entries.length === 0 && html`<li class="muted">Empty.</li>`}
+          ${entries.length === 0 && html`<li class="muted">Nothing in this directory.</li>`}
           ${entries.map((e) => html`
             <li key=${e.name}>
               ${e.dir
@@ -140,7 +142,7 @@ export function KindChoice({ value, onChange }) {
 /** AgentBar is an agent chat's line under the header: where it works, and its mode. */
 export function AgentBar({ chat, onMode }) {
   const a = chat.agent || {};
-  const where = (a.host || '?') + ':' + (a.dir || '');
+  const where = a.profile == null ? 'Connection deleted · ' + (a.dir || '') : (a.host || '?') + ':' + (a.dir || '');
   const [busy, setBusy] = useState(false);
   // rev redraws the select from the row after every change, so a refused
   // one does not leave it showing a mode the chat is not in.

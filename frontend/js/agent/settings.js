@@ -13,7 +13,7 @@ const LIMITS = [
   { key: 'maxRounds', id: 'agent-rounds', label: 'Rounds per reply', min: 1, max: 64, hint: 'How many times one reply may call tools and read their results (1–64).' },
   { key: 'commandTimeoutSec', id: 'agent-timeout', label: 'Command time limit (seconds)', min: 5, max: 3600, hint: 'A command still running after this is ended (5–3600).' },
   { key: 'outputCapKB', id: 'agent-output', label: 'Output cap (KB)', min: 4, max: 1024, hint: 'How much of a command\'s output or a file reaches the model (4–1024).' },
-  { key: 'approvalTimeoutSec', id: 'agent-approval', label: 'Approval time limit (seconds)', min: 60, max: 86400, hint: 'How long a reply waits for an answer to its card before it goes on without one (at least 60).' },
+  { key: 'approvalTimeoutSec', id: 'agent-approval', label: 'Approval time limit (seconds)', min: 60, max: 86400, hint: 'How long a reply waits for an answer to its card; after that, what it asked about does not run and the reply ends (at least 60).' },
 ];
 
 export function AgentSettings() {

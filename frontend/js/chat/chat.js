@@ -126,8 +126,11 @@ function Transcript({ c }) {
 }
 
 // ChatComposer: "Jump to latest" while the reader is scrolled up, and the
-// composer once the chat is loaded.
+// composer once the chat is loaded. An agent chat (or a new one being made
+// as an agent chat) has no tools switch: its replies always have their
+// tools, which the mode governs (the server ignores the switch there too).
 function ChatComposer({ c, narrow }) {
+  const agent = (c.chat && c.chat.kind === 'agent') || (!c.chatId && !!c.newAgent);
   return html`
     <div class="chat-composer">
       ${c.showJump && html`
@@ -140,7 +143,7 @@ function ChatComposer({ c, narrow }) {
           disabled=${!!c.disabledReason} disabledReason=${c.disabledReason}
           onSend=${c.send} onStop=${c.stop} autoFocus=${!narrow}
           vision=${!!(c.model || { capabilities: {} }).capabilities?.vision}
-          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${c.setToolsOff} library=${c.library} />`}
+          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${agent ? null : c.setToolsOff} library=${c.library} />`}
     </div>`;
 }
 

@@ -777,6 +777,11 @@ export function useChatController(chatId) {
   else if (isNew && !modelId && store.modelsLoaded) disabledReason = 'Choose a model first.';
   else if (isNew && newAgent && !newAgent.profile) disabledReason = 'Add an SSH connection for the agent first.';
   else if (isNew && newAgent && !newAgent.dir.trim()) disabledReason = 'Choose the project directory first.';
+  // An agent chat whose SSH connection was deleted can no longer act: the
+  // server refuses its turns, so say why here rather than after typing.
+  else if (!isNew && chat && chat.kind === 'agent' && chat.agent && chat.agent.profile == null) {
+    disabledReason = 'This chat\'s SSH connection was deleted, so it can no longer act. Start a new agent chat to go on.';
+  }
 
   let lastAssistant = null;
   for (let i = messages.length - 1; i >= 0; i--) {

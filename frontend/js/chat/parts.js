@@ -385,11 +385,53 @@ class LineView extends PlainView {
   }
 }
 
-const PauseView = class extends LineView {
-  constructor(part, doc) {
-    super(part, doc, 'part-pause');
+/**
+ * pauseSummary reads a pause part's text — what it asked ("Asked to
+ * approve 2 calls:"), a "- " line per item, and once it is over how it
+ * ended ("Approved", "Declined", …) — as {head, items, outcome}.
+ */
+export function pauseSummary(text) {
+  const lines = String(text || '').split('\n');
+  const head = (lines.shift() || '').replace(/[:.]\s*$/, '');
+  const items = [];
+  let outcome = '';
+  for (const l of lines) {
+    if (l.startsWith('- ')) items.push(l.slice(2));
+    else if (l.trim()) outcome = l.trim();
   }
-};
+  return { head, items, outcome };
+}
+
+/**
+ * PauseView: a pause as one line — what the reply asked and how it was
+ * answered ("Asked to approve 1 call · Approved"), or that it waits; the
+ * items it asked about are folded under it. While the card is live it
+ * says everything the line would repeat, so the line stays short.
+ */
+class PauseView {
+  constructor(part, doc) {
+    this.part = part;
+    this.el = el(doc, 'details', 'part-pause');
+    this.summary = this.el.appendChild(el(doc, 'summary', 'part-pause-summary'));
+    this.items = this.el.appendChild(el(doc, 'p', 'part-pause-items'));
+    this.shown = null;
+  }
+
+  sync(final) {
+    const p = this.part;
+    const key = (final ? '1' : '0') + p.text;
+    if (this.shown === key) return;
+    this.shown = key;
+    const { head, items, outcome } = pauseSummary(p.text);
+    // "Waiting for you" (a card with nothing to list) says its state itself.
+    const state = outcome || (final ? 'not answered' : items.length ? 'waiting for your answer' : '');
+    this.summary.textContent = state ? head + ' · ' + state : head;
+    this.items.textContent = items.join('\n');
+    // State as data, not classes: the part's class says only its kind.
+    this.el.dataset.outcome = outcome;
+    this.el.toggleAttribute('data-bare', items.length === 0);
+  }
+}
 
 const NoticeView = class extends LineView {
   constructor(part, doc) {

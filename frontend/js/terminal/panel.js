@@ -83,7 +83,15 @@ const STATES = {
   connecting: 'Connecting…',
   open: 'Connected',
   closed: 'Disconnected',
+  failed: 'Could not connect',
 };
+
+// stateText is the panel's state in words, with why when it is over (the
+// whole of it is the line's title: a narrow panel cuts the line short).
+function stateText(st) {
+  const over = st.state === 'closed' || st.state === 'failed';
+  return (STATES[st.state] || '') + (over && st.message ? ' — ' + st.message : '');
+}
 
 /**
  * TerminalPanel is the panel itself: its bar (state, Reconnect, Send last
@@ -104,7 +112,7 @@ export function TerminalPanel({ chatId, onClose, focus = false }) {
         if (focus) sess.focus();
       }
     }, (err) => {
-      if (!gone) setSt({ state: 'closed', marks: false, message: err.message || 'The terminal could not be loaded.' });
+      if (!gone) setSt({ state: 'failed', marks: false, message: err.message || 'The terminal could not be loaded.' });
     });
     return () => {
       gone = true;
@@ -121,10 +129,8 @@ export function TerminalPanel({ chatId, onClose, focus = false }) {
     <section class="term-panel" id="terminal-panel" aria-label="Terminal">
       <header class="term-bar">
         <h2 class="term-title">Terminal</h2>
-        <p class=${'term-state is-' + st.state} role="status">
-          ${STATES[st.state] || ''}${st.state === 'closed' && st.message ? html` — ${st.message}` : null}
-        </p>
-        ${st.state === 'closed' && !!session.current && html`
+        <p class=${'term-state is-' + st.state} role="status" title=${stateText(st)}>${stateText(st)}</p>
+        ${(st.state === 'closed' || st.state === 'failed') && !!session.current && html`
           <button type="button" class="btn btn-sm term-reconnect" onClick=${reconnect}>Reconnect</button>`}
         <button type="button" class="btn btn-ghost btn-sm term-send" disabled=${st.state !== 'open'}
           title="Put the last command and its output in the message box" onClick=${() => sendLast(chatId, host.current)}>Send last command<span class="term-send-more"> to the chat</span></button>

@@ -70,8 +70,10 @@ const RETRIES = 6; // connections lost in a row before the panel stops trying
 
 /**
  * attach opens a terminal in host on chatId's shell. onState is told
- * {state, marks, message}: state is 'connecting', 'open' or 'closed'
- * (message says why, in plain words). It returns {reconnect(), focus(),
+ * {state, marks, message}: state is 'connecting', 'open', 'closed' (it
+ * was connected; message says why, in plain words) or 'failed' (it never
+ * connected since the panel opened or Reconnect: message is the server's
+ * error when it sent one). It returns {reconnect(), focus(),
  * dispose()}; dispose detaches: the shell goes on for the next viewer.
  */
 export async function attach(host, chatId, onState) {
@@ -90,7 +92,9 @@ export async function attach(host, chatId, onState) {
   term.loadAddon(fit);
   term.open(host);
 
-  const s = { term, link: null, probes: new Set(), disposed: false, fresh: true, retries: 0, timer: 0, marks: false };
+  // connected: a link reached ready since attach or the last reconnect();
+  // until one does, a failure is "could not connect", not "lost".
+  const s = { term, link: null, probes: new Set(), disposed: false, fresh: true, retries: 0, timer: 0, marks: false, connected: false };
   terms.set(host, s);
   const tell = (state, message = '') => {
     if (!s.disposed) onState({ state, marks: s.marks, message });
@@ -142,6 +146,7 @@ export async function attach(host, chatId, onState) {
         if (s.link !== link) return;
         s.marks = !!msg.marks;
         s.retries = 0;
+        s.connected = true;
         s.fresh = false;
         tell('open');
         // The shell may be smaller (a smaller viewer) or we may have been
@@ -160,7 +165,8 @@ export async function attach(host, chatId, onState) {
         if (s.link !== link) return;
         s.link = null;
         if (s.retries >= RETRIES) {
-          tell('closed', 'The connection to the terminal was lost.');
+          if (s.connected) tell('closed', 'The connection to the terminal was lost.');
+          else tell('failed', 'The server could not be reached.');
           return;
         }
         again(Math.min(250 * 2 ** s.retries, 4000));
@@ -170,7 +176,7 @@ export async function attach(host, chatId, onState) {
         if (s.link !== link) return;
         s.link = null;
         link.close();
-        tell('closed', message);
+        tell(s.connected ? 'closed' : 'failed', message);
       },
     });
     s.link = link;
@@ -198,6 +204,7 @@ export async function attach(host, chatId, onState) {
   return {
     reconnect() {
       s.retries = 0;
+      s.connected = false;
       connect();
     },
     focus() {
