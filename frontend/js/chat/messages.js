@@ -7,7 +7,7 @@ import { html, Component, useState, useEffect, useRef } from '../../vendor/htm-p
 import { ReplyState, ReplyView } from './frames.js';
 import { partsOf } from './parts.js';
 import { AskCard, PlanCard, planOf } from '../agent/cards.js';
-import { Icon, MenuButton, confirmAction, toast } from '../core/ui.js';
+import { Icon, confirmAction, toast } from '../core/ui.js';
 import { formatMetrics, metricsTitle, formatDate } from '../core/format.js';
 import { AttachmentList, SmallIcon, filesFrom, isUploading, useAttachments, useDropTarget } from './attachments.js';
 import { ReadAloudButton, readAloud, audioStatus } from './voice.js';
@@ -41,9 +41,11 @@ export function Versions({ msg, disabled, onSwitch }) {
     </div>`;
 }
 
-// VersionMenu is the message's menu when it has several versions: Delete
-// version (after a confirm), which removes it and what followed it.
-function VersionMenu({ msg, disabled, onDeleteVersion }) {
+// DeleteVersion is the message's Delete version action when it has
+// several versions: after a confirm it removes this version and what
+// followed it. (A button among the actions, not a menu: a message is
+// paint-contained, which would clip a menu drawn inside it.)
+function DeleteVersion({ msg, disabled, onDeleteVersion }) {
   const v = msg.versions;
   if (!v || v.count < 2 || !onDeleteVersion || disabled) return null;
   const run = async () => {
@@ -54,9 +56,10 @@ function VersionMenu({ msg, disabled, onDeleteVersion }) {
     });
     if (ok) onDeleteVersion(msg.id);
   };
-  return html`<${MenuButton} label="More actions for this message" className="msg-menu" items=${[
-    { label: 'Delete version', danger: true, run },
-  ]} />`;
+  return html`
+    <button type="button" class="btn btn-ghost btn-sm" onClick=${run}>
+      <${Icon} name="trash" /><span>Delete version</span>
+    </button>`;
 }
 
 // ---------- User turns ----------
@@ -82,7 +85,7 @@ export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted, onSwitc
           <button type="button" class="btn btn-ghost btn-sm" onClick=${() => onCopy(msg.content || '')}>
             <${Icon} name="copy" /><span>Copy</span>
           </button>
-          <${VersionMenu} msg=${msg} disabled=${!canEdit} onDeleteVersion=${onDeleteVersion} />
+          <${DeleteVersion} msg=${msg} disabled=${!canEdit} onDeleteVersion=${onDeleteVersion} />
         </div>
         <${Versions} msg=${msg} disabled=${!canEdit} onSwitch=${onSwitchVersion} />`}
     </article>`;
@@ -351,7 +354,7 @@ export class AssistantMessage extends Component {
                 <button type="button" class="btn btn-ghost btn-sm" onClick=${onContinue}>
                   <${Icon} name="continue" /><span>Continue</span>
                 </button>`}
-              <${VersionMenu} msg=${msg} disabled=${chatBusy} onDeleteVersion=${onDeleteVersion} />
+              <${DeleteVersion} msg=${msg} disabled=${chatBusy} onDeleteVersion=${onDeleteVersion} />
             </div>
             ${m.length > 0 && html`<p class="msg-metrics" title=${metricsTitle(metrics)}>${m.join(' · ')}</p>`}
           </div>` : null}
