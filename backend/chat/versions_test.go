@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llembas/lembas/backend/api"
+	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
 )
@@ -231,5 +232,53 @@ func TestSearchFollowsTheChosenPath(t *testing.T) {
 	e.call("Chats.SwitchVersion", &pv, v.Versions.IDs[0])
 	if hits("bravo") != 1 || hits("charlie") != 0 {
 		t.Fatalf("on the first version: bravo %d, charlie %d", hits("bravo"), hits("charlie"))
+	}
+}
+
+// An edited turn is a new message beside the old: each version has its
+// own copy of the turn's files (the request still carries them), and
+// deleting a version releases its copy only.
+func TestEditedTurnKeepsItsFilesOnBothVersions(t *testing.T) {
+	e := setup(t)
+	f := e.uploadFile("notes.txt", "the secret word is plover")
+	e.llm.Enqueue(fakellm.Stream("noted"))
+	turn, err := e.c.Chat.Send(context.Background(), e.user, chat.SendInput{ModelID: e.model, Content: "read this",
+		Attachments: []ids.AttachmentID{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := turn.Chat.ID
+	e.wait(id)
+
+	e.llm.Enqueue(fakellm.Stream("noted again"))
+	edited, err := e.c.Chat.Edit(context.Background(), e.user, turn.User.ID, "read this, please", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(id)
+	if b, _ := json.Marshal(e.lastReplyRequest()); !strings.Contains(string(b), "plover") {
+		t.Error("the edited turn's request lost its file")
+	}
+	by, err := e.c.DB.AttachmentsOf(context.Background(), e.user, []ids.MessageID{turn.User.ID, edited.User.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, cp := by[turn.User.ID], by[edited.User.ID]
+	if len(old) != 1 || len(cp) != 1 || old[0].StorageName == cp[0].StorageName || cp[0].DisplayName != "notes.txt" ||
+		len(edited.Files) != 1 || edited.Files[0].ID != cp[0].ID {
+		t.Fatalf("files of the versions: old %+v, new %+v (returned %+v)", old, cp, edited.Files)
+	}
+
+	if _, err := e.c.Chat.DeleteVersion(context.Background(), e.user, edited.User.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Files.Read(cp[0].StorageName); err == nil {
+		t.Error("the deleted version's file is still stored")
+	}
+	if b, err := e.c.Files.Read(old[0].StorageName); err != nil || !strings.Contains(string(b), "plover") {
+		t.Errorf("the remaining version's file: %q %v", b, err)
+	}
+	if got := contentsOf(e.transcript(id)); !slices.Equal(got, []string{"read this", "noted"}) {
+		t.Errorf("after deleting the edit: %q", got)
 	}
 }
