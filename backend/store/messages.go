@@ -154,13 +154,18 @@ func insertMessage(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.Ch
 	if leaf != 0 {
 		parent = &leaf
 	}
-	return insertMessageAt(ctx, tx, user, chat, parent, m, now)
+	return insertMessageAt(ctx, tx, user, chat, parent, false, m, now)
 }
 
 // insertMessageAt adds m to chat as a child of parent (nil: a first
 // message), makes it the chat's leaf and bumps the chat's updated_at.
 // parent must be a message of chat; the caller has checked ownership.
-func insertMessageAt(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.ChatID, parent *ids.MessageID, m Message, now int64) (Message, error) {
+//
+// A chat that never had a version keeps leaf_id NULL (its newest message
+// is its leaf, and every message is on its path, which search relies
+// on); branch (a version: Regenerate, Edit) stores the leaf, and from
+// then on every new message does.
+func insertMessageAt(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.ChatID, parent *ids.MessageID, branch bool, m Message, now int64) (Message, error) {
 	if m.Role == "" {
 		m.Role = RoleUser
 	}
@@ -192,7 +197,8 @@ func insertMessageAt(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.
 		return Message{}, fmt.Errorf("insert message: %w", err)
 	}
 	id, _ := res.LastInsertId()
-	if _, err := tx.ExecContext(ctx, `UPDATE chats SET updated_at = ?, leaf_id = ? WHERE id = ?`, now, id, chat); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE chats SET updated_at = ?, leaf_id = CASE WHEN ? OR leaf_id IS NOT NULL THEN ? END WHERE id = ?`,
+		now, branch, id, chat); err != nil {
 		return Message{}, fmt.Errorf("touch chat %d: %w", chat, err)
 	}
 	if err := bindAttachments(ctx, tx, user, ids.MessageID(id), m.Attachments); err != nil {
@@ -230,7 +236,7 @@ func (db *DB) AddMessageAt(ctx context.Context, user ids.UserID, chat ids.ChatID
 			return err
 		}
 		var err error
-		out, err = insertMessageAt(ctx, tx, user, chat, parent, m, nowMillis())
+		out, err = insertMessageAt(ctx, tx, user, chat, parent, true, m, nowMillis())
 		return err
 	})
 	return out, err

@@ -165,9 +165,10 @@ var Current = Schema{
 				// leaf_id: the chosen path's last message (issue 16: a
 				// regenerated reply or an edited turn is a sibling, and the
 				// transcript, requests and search follow the path ending
-				// here). NULL, or a message no longer in the chat: the newest
-				// message, as before versions. Not a foreign key: read
-				// through leafSQL, which checks it.
+				// here). NULL: the chat never had a version, its newest
+				// message is the leaf; a message no longer in the chat reads
+				// the same. Not a foreign key: read through leafSQL, which
+				// checks it.
 				{Name: "leaf_id", Type: "INTEGER"},
 			},
 			Indexes: []Index{
