@@ -110,6 +110,47 @@ type MessageView struct {
 	// Parts are a reply's parts in order, only when it is more than its
 	// reasoning and then its text (which html and reasoning show).
 	Parts []PartView `json:"parts,omitempty"`
+	// Versions are the message's versions when it has more than one (a
+	// regenerated reply, an edited turn); absent: the only one.
+	Versions *VersionsView `json:"versions,omitempty"`
+}
+
+// VersionsView is where a message stands among its versions (the
+// messages of its role sharing its parent, oldest first): index is its
+// place (0-based) in ids.
+type VersionsView struct {
+	Index int             `json:"index"`
+	Count int             `json:"count"`
+	IDs   []ids.MessageID `json:"ids"`
+}
+
+// versionsView places m among sib (nil when it is alone).
+func versionsView(m ids.MessageID, sib []ids.MessageID) *VersionsView {
+	if len(sib) < 2 {
+		return nil
+	}
+	v := &VersionsView{Count: len(sib), IDs: sib}
+	for i, id := range sib {
+		if id == m {
+			v.Index = i
+		}
+	}
+	return v
+}
+
+// withVersions adds their versions to views of one chat's messages.
+func (c *Chats) withVersions(ctx context.Context, chatID ids.ChatID, vs ...*MessageView) {
+	list := make([]ids.MessageID, len(vs))
+	for i, v := range vs {
+		list[i] = v.ID
+	}
+	sib, err := c.chat.Versions(ctx, user(ctx), chatID, list)
+	if err != nil {
+		return // the control is missing, the message is shown
+	}
+	for _, v := range vs {
+		v.Versions = versionsView(v.ID, sib[v.ID])
+	}
 }
 
 // PartView is one part of a reply: a text part as sanitised HTML, any
@@ -223,6 +264,7 @@ func (c *Chats) Messages(ctx context.Context, chatID ids.ChatID, beforeID ids.Me
 	return MessagesPage{HasMore: page.HasMore, Messages: views(page.Messages, func(m store.Message) MessageView {
 		v := c.message(m)
 		v.Attachments = attachmentViews(page.Files[m.ID])
+		v.Versions = versionsView(m.ID, page.Versions[m.ID])
 		return v
 	})}, nil
 }
@@ -283,7 +325,8 @@ func (c *Chats) Stop(ctx context.Context, id ids.ChatID) error {
 	return c.chat.Stop(ctx, user(ctx), id)
 }
 
-// Regenerate replaces the last reply.
+// Regenerate answers the last turn again: a new version of its reply,
+// the old ones kept.
 func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, error) {
 	ctx, err := c.permits.WithCaller(ctx)
 	if err != nil {
@@ -293,7 +336,9 @@ func (c *Chats) Regenerate(ctx context.Context, id ids.ChatID) (MessageView, err
 	if err != nil {
 		return MessageView{}, err
 	}
-	return c.message(m), nil
+	v := c.message(m)
+	c.withVersions(ctx, id, &v)
+	return v, nil
 }
 
 // Continue extends a reply cut off by the length limit or interrupted.
@@ -309,8 +354,9 @@ func (c *Chats) Continue(ctx context.Context, id ids.ChatID) (MessageView, error
 	return c.message(m), nil
 }
 
-// Edit changes a user turn, deletes every later message and starts a reply.
-// attachments, when given (even empty), replace the turn's files.
+// Edit sends a changed user turn as a new version of it (the old one and
+// what followed it are kept) and starts a reply.
+// attachments, when given (even empty), are the new version's files.
 func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, attachments []ids.AttachmentID) (TurnView, error) {
 	ctx, err := c.permits.WithCaller(ctx)
 	if err != nil {
@@ -331,7 +377,52 @@ func (c *Chats) Edit(ctx context.Context, id ids.MessageID, content string, atta
 	if err != nil {
 		return TurnView{}, err
 	}
-	return c.turn(ctx, t), nil
+	v := c.turn(ctx, t)
+	c.withVersions(ctx, t.Chat.ID, &v.User)
+	return v, nil
+}
+
+// PathView is a chat whose chosen path changed, with the newest page of
+// that path (what Get and Messages return).
+type PathView struct {
+	Chat     ChatView      `json:"chat"`
+	Messages []MessageView `json:"messages"`
+	HasMore  bool          `json:"hasMore"`
+}
+
+func (c *Chats) pathView(ctx context.Context, chatID ids.ChatID) (PathView, error) {
+	ch, err := c.Get(ctx, chatID)
+	if err != nil {
+		return PathView{}, err
+	}
+	page, err := c.Messages(ctx, chatID, 0, 0)
+	if err != nil {
+		return PathView{}, err
+	}
+	return PathView{Chat: ch, Messages: page.Messages, HasMore: page.HasMore}, nil
+}
+
+// SwitchVersion chooses a version of a message (a reply or a turn): the
+// chat's path follows its newest branch from then on (transcript,
+// requests, search). Refused while a reply is being written; an agent
+// chat is stamped rewound (the machine stays as it is).
+func (c *Chats) SwitchVersion(ctx context.Context, id ids.MessageID) (PathView, error) {
+	chatID, err := c.chat.SwitchVersion(ctx, user(ctx), id)
+	if err != nil {
+		return PathView{}, err
+	}
+	return c.pathView(ctx, chatID)
+}
+
+// DeleteVersion deletes one of a message's versions with everything after
+// it (refused for the only version, and while a reply is being written);
+// when it was the chosen one, a neighbouring version is chosen.
+func (c *Chats) DeleteVersion(ctx context.Context, id ids.MessageID) (PathView, error) {
+	chatID, err := c.chat.DeleteVersion(ctx, user(ctx), id)
+	if err != nil {
+		return PathView{}, err
+	}
+	return c.pathView(ctx, chatID)
 }
 
 // ChatPatchInput is what the frontend may change on a chat. folderId null

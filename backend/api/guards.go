@@ -147,6 +147,7 @@ var Table = map[string]Guards{
 		"SaveDraft":    SignedIn, "MarkRead": SignedIn,
 		"Trash": SignedIn, "Restore": SignedIn, "ListTrash": SignedIn, "EmptyTrash": SignedIn,
 		"Search": SignedIn, "Live": SignedIn,
+		"SwitchVersion": SignedIn, "DeleteVersion": SignedIn,
 	},
 	"Models": {
 		"List":    Perm(auth.ConnectionsManage),

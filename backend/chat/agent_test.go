@@ -393,8 +393,8 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// Regenerating or editing in an agent chat rewinds the transcript, never
-// the machine: the chat is stamped and the reply's agent is told, so its
+// Regenerating, editing or switching versions in an agent chat changes
+// the transcript's path, never the machine: the chat is stamped and the reply's agent is told, so its
 // harness can warn; a plain chat is not stamped.
 func TestRewindStampsAnAgentChat(t *testing.T) {
 	a := setupAgent(t)
@@ -426,6 +426,15 @@ func TestRewindStampsAnAgentChat(t *testing.T) {
 		if ch.Agent.RewoundAt == nil || *ch.Agent.RewoundAt < before {
 			t.Errorf("%s: the chat's rewoundAt %v", step.name, ch.Agent.RewoundAt)
 		}
+	}
+	// Switching back to the first version changes the path, not the
+	// machine: stamped too.
+	before := time.Now().UnixMilli()
+	if _, err := a.c.Chat.SwitchVersion(a.ctx, a.user, turn.User.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ch, _ := a.c.DB.ChatByID(context.Background(), a.user, id); ch.Agent.RewoundAt == nil || *ch.Agent.RewoundAt < before {
+		t.Errorf("switch: the chat's rewoundAt %v", ch.Agent.RewoundAt)
 	}
 	a.llm.Enqueue(fakellm.Stream("Plain."), fakellm.Stream("Again."))
 	p := a.send(0, "A plain chat")

@@ -1,7 +1,8 @@
 // Package chat is the chat service: it turns a user's turn into a request
 // for the right endpoint (model, connection, system prompt and parameters
 // with chat > model > instance precedence), starts the reply in the
-// generation service, and handles regenerate, continue and edit-rewind,
+// generation service, and handles regenerate, continue and edit (each a
+// new version beside what it replaces),
 // automatic titles and unread markers. Connections and their clients are
 // backend/connections'.
 package chat
@@ -48,6 +49,9 @@ type Service struct {
 	library Library
 	// agent runs agent chats (nil: none can be created or replied to).
 	agent Agent
+	// copyFile copies a stored attachment as a new unsent upload (nil:
+	// an edited turn cannot keep its files).
+	copyFile CopyFile
 
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
@@ -84,7 +88,16 @@ type Options struct {
 	// Agent runs agent chats (backend/agent); nil: no agent chat can be
 	// created or replied to.
 	Agent Agent
+	// CopyFile copies a stored file as a new unsent upload of user
+	// (files.Service.Copy): an edited turn is a new message beside the
+	// old one, and each keeps its own files. nil: an edit keeping files
+	// is refused.
+	CopyFile CopyFile
 }
+
+// CopyFile stores a copy of the stored file from as a new unsent upload a
+// of user (files.Service.Copy).
+type CopyFile func(ctx context.Context, user ids.UserID, from string, a store.Attachment) (store.Attachment, error)
 
 // Agent is what an agent chat's reply needs from backend/agent, read
 // once per reply (*agent.Service implements it; chat does not import it).
@@ -125,7 +138,8 @@ func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus 
 		opt.MaxFiles = 10
 	}
 	return &Service{db: db, gen: gen, conns: conns, bus: bus, log: log,
-		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools, prompts: opt.Prompts, library: opt.Library, agent: opt.Agent}
+		readFile: opt.ReadFile, maxFiles: opt.MaxFiles, tools: opt.Tools, prompts: opt.Prompts, library: opt.Library, agent: opt.Agent,
+		copyFile: opt.CopyFile}
 }
 
 // ChatEvent is published on topic "chat" when a chat changes.
@@ -341,7 +355,8 @@ func (s *Service) newAgent(ctx context.Context, in AgentInput) (store.AgentChat,
 	return a, nil
 }
 
-// Regenerate replaces the chat's last reply with a new one.
+// Regenerate answers the chat's last turn again: a new reply beside the
+// old ones (a version; the old stay, Chats.SwitchVersion goes back).
 func (s *Service) Regenerate(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Message, error) {
 	defer s.lockChat(chatID)()
 	if err := s.idle(ctx, user, chatID); err != nil {
@@ -366,9 +381,9 @@ func (s *Service) regenerate(ctx context.Context, user ids.UserID, chatID ids.Ch
 	if turn == 0 {
 		return store.Message{}, apperr.New(apperr.Conflict, "there is no turn to answer again")
 	}
-	// Everything that could stop the new reply is checked before the old
-	// one is deleted, the request included: it is built from the path
-	// ending at the turn, which is the path once the replies after it go.
+	// Everything that could stop the new reply is checked before it is
+	// added, the request included: it is built from the path ending at
+	// the turn, which is the new reply's path.
 	tgt, err := s.prepare(ctx, user, chatID)
 	if err != nil {
 		return store.Message{}, err
@@ -380,10 +395,14 @@ func (s *Service) regenerate(ctx context.Context, user ids.UserID, chatID ids.Ch
 	if err := s.stampRewound(ctx, user, tgt); err != nil {
 		return store.Message{}, err
 	}
-	if _, err := s.db.DeleteMessagesAfter(ctx, user, chatID, turn); err != nil {
+	asst, err := s.db.AddMessageAt(ctx, user, chatID, &turn, replyRow(tgt.model))
+	if err != nil {
 		return store.Message{}, storeErr(err, "chat")
 	}
-	return s.startReply(ctx, user, chatID, nil, tgt)
+	if err := s.start(ctx, user, chatID, asst, nil, tgt); err != nil {
+		return store.Message{}, err
+	}
+	return asst, nil
 }
 
 // Continue extends the last reply (cut by the length limit, stopped, or
@@ -428,11 +447,14 @@ func (s *Service) Continue(ctx context.Context, user ids.UserID, chatID ids.Chat
 	return s.startReply(ctx, user, chatID, &last, tgt)
 }
 
-// Edit changes a user turn and rewinds: every later message is deleted and
-// a new reply starts.
+// Edit answers a changed user turn: the new text is a new turn beside the
+// edited one (a version, with the same parent), and a new reply starts
+// after it. The edited turn and everything after it stay, on their own
+// branch (Chats.SwitchVersion goes back).
 //
-// attachments, when not nil, become the turn's attachments: its own that are
-// listed stay, the caller's unsent uploads are added, the rest are dropped.
+// attachments, when not nil, become the new turn's attachments: its own
+// that are listed are copied, the caller's unsent uploads are added, the
+// rest stay with the old turn only. nil keeps (copies) all of them.
 func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID, content string, attachments []ids.AttachmentID) (Turn, error) {
 	files, err := s.checkFiles(ctx, user, attachments, msgID)
 	if err != nil {
@@ -476,18 +498,14 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if err := s.stampRewound(ctx, user, tgt); err != nil {
 		return Turn{}, err
 	}
-	if attachments != nil {
-		// Before the rewind, so that a refused id changes nothing.
-		if err := s.db.SetMessageAttachments(ctx, user, m.ID, attachments); err != nil {
-			return Turn{}, sendErr(err, "message", attachments)
-		}
-	}
-	if _, err := s.db.DeleteMessagesAfter(ctx, user, m.ChatID, m.ID); err != nil {
-		return Turn{}, storeErr(err, "chat")
-	}
-	um, err := s.db.UpdateMessageContent(ctx, user, m.ID, content)
+	list, err := s.copyOwn(ctx, user, m.ID, files)
 	if err != nil {
-		return Turn{}, storeErr(err, "message")
+		return Turn{}, err
+	}
+	um, err := s.db.AddMessageAt(ctx, user, m.ChatID, m.ParentID,
+		store.Message{Role: store.RoleUser, Content: content, Status: store.StatusFinal, Attachments: list})
+	if err != nil {
+		return Turn{}, sendErr(err, "message", list)
 	}
 	asst, err := s.startReply(ctx, user, m.ChatID, nil, tgt)
 	if err != nil {
@@ -497,10 +515,34 @@ func (s *Service) Edit(ctx context.Context, user ids.UserID, msgID ids.MessageID
 	if err != nil {
 		return Turn{}, storeErr(err, "chat")
 	}
-	for i := range files {
-		files[i].MessageID = &um.ID
+	bound, err := s.db.AttachmentsOf(ctx, user, []ids.MessageID{um.ID})
+	if err != nil {
+		return Turn{}, err
 	}
-	return Turn{Chat: chat, User: um, Assistant: asst, Files: files}, nil
+	return Turn{Chat: chat, User: um, Assistant: asst, Files: bound[um.ID]}, nil
+}
+
+// copyOwn returns the ids an edited turn's new version is sent with: the
+// files of files that belong to the edited turn msg are copied (each
+// version keeps its own; the copies are unsent uploads until bound), the
+// caller's unsent uploads are kept as they are.
+func (s *Service) copyOwn(ctx context.Context, user ids.UserID, msg ids.MessageID, files []store.Attachment) ([]ids.AttachmentID, error) {
+	list := make([]ids.AttachmentID, 0, len(files))
+	for _, f := range files {
+		if f.MessageID == nil || *f.MessageID != msg {
+			list = append(list, f.ID)
+			continue
+		}
+		if s.copyFile == nil {
+			return nil, apperr.New(apperr.Unavailable, "an edited message cannot keep its files here")
+		}
+		c, err := s.copyFile(ctx, user, f.StorageName, f)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, c.ID)
+	}
+	return list, nil
 }
 
 // Stop stops the chat's running reply.

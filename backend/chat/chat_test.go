@@ -380,7 +380,7 @@ func TestContinueWithNoTextAnswersAgain(t *testing.T) {
 	}
 }
 
-func TestRegenerateAndEditRewind(t *testing.T) {
+func TestRegenerateAndEditReplaceOnThePath(t *testing.T) {
 	e := setup(t)
 	e.llm.Enqueue(fakellm.Stream("one"))
 	turn := e.send(0, "first")

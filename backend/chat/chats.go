@@ -49,11 +49,15 @@ func (s *Service) Get(ctx context.Context, user ids.UserID, id ids.ChatID) (stor
 type Page struct {
 	Messages []store.Message
 	Files    map[ids.MessageID][]store.Attachment
+	// Versions are the versions of the page's messages that have more
+	// than one (Service.Versions).
+	Versions map[ids.MessageID][]ids.MessageID
 	HasMore  bool
 }
 
 // Messages returns the newest page of at most limit messages (1 to 200,
-// else 50) before beforeID (0: the newest), in chronological order.
+// else 50) of the chosen path before beforeID (0: its leaf), in
+// chronological order.
 func (s *Service) Messages(ctx context.Context, user ids.UserID, chatID ids.ChatID, beforeID ids.MessageID, limit int) (Page, error) {
 	if limit <= 0 || limit > 200 {
 		limit = 50
@@ -62,8 +66,9 @@ func (s *Service) Messages(ctx context.Context, user ids.UserID, chatID ids.Chat
 	if err != nil {
 		return Page{}, storeErr(err, "chat")
 	}
-	var turns []ids.MessageID
+	var turns, all []ids.MessageID
 	for _, m := range msgs {
+		all = append(all, m.ID)
 		if m.Role == store.RoleUser {
 			turns = append(turns, m.ID)
 		}
@@ -72,7 +77,11 @@ func (s *Service) Messages(ctx context.Context, user ids.UserID, chatID ids.Chat
 	if err != nil {
 		return Page{}, err
 	}
-	return Page{Messages: msgs, Files: files, HasMore: more}, nil
+	versions, err := s.db.Versions(ctx, user, chatID, all)
+	if err != nil {
+		return Page{}, storeErr(err, "chat")
+	}
+	return Page{Messages: msgs, Files: files, Versions: versions, HasMore: more}, nil
 }
 
 // AddsFiles reports whether attachments hold a file that is not already

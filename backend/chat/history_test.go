@@ -47,6 +47,10 @@ func (e *env) longChat(n, size int) ids.ChatID {
 		}
 		parent, _ = res.LastInsertId()
 	}
+	// As a chat from before versions reads: no leaf, the newest message.
+	if _, err := tx.Exec(`UPDATE chats SET leaf_id = NULL WHERE id = ?`, turn.Chat.ID); err != nil {
+		e.t.Fatal(err)
+	}
 	if err := tx.Commit(); err != nil {
 		e.t.Fatal(err)
 	}

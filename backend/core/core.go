@@ -318,7 +318,7 @@ func (c *Core) open(ctx context.Context) error {
 	c.Prompts = prompts.New(db, c.opt.Now)
 	c.Terminal = c.newTerminal()
 	c.Agent.OnProfileChanged(c.Terminal.EndProfile)
-	c.Chat = chat.New(db, c.Gen, c.Connections, chatBus{c.Bus, c.Terminal}, c.Log, chat.Options{ReadFile: c.Files.Read, MaxFiles: c.Files.Limits().MaxFiles,
+	c.Chat = chat.New(db, c.Gen, c.Connections, chatBus{c.Bus, c.Terminal}, c.Log, chat.Options{ReadFile: c.Files.Read, CopyFile: c.Files.Copy, MaxFiles: c.Files.Limits().MaxFiles,
 		Tools: c.Tools, Prompts: c.Prompts, Library: c.Library, Agent: c.Agent})
 
 	c.Sessions = auth.NewSessions(db, c.opt.Sessions)

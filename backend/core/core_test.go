@@ -206,6 +206,16 @@ var facadeCalls = []facadeCall{
 		msgs, _, _ := w.c.DB.MessagesPage(context.Background(), ids.UserID(w.c.Owner.ID), w.chat, 0, 100)
 		return []any{msgs[0].ID, "edited"}
 	}, ""},
+	{"Chats.SwitchVersion", func(t *testing.T, w *world) []any {
+		w.idle(t)
+		msgs, _, _ := w.c.DB.MessagesPage(context.Background(), ids.UserID(w.c.Owner.ID), w.chat, 0, 100)
+		return []any{msgs[0].ID}
+	}, ""},
+	{"Chats.DeleteVersion", func(t *testing.T, w *world) []any {
+		w.idle(t)
+		msgs, _, _ := w.c.DB.MessagesPage(context.Background(), ids.UserID(w.c.Owner.ID), w.chat, 0, 100)
+		return []any{msgs[0].ID} // the edited first turn: two versions
+	}, ""},
 	{"Chats.Update", func(t *testing.T, w *world) []any {
 		return []any{w.chat, map[string]any{"title": "Named", "pinned": true}}
 	}, ""},

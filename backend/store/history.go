@@ -40,7 +40,7 @@ func (db *DB) WalkPath(ctx context.Context, user ids.UserID, chat ids.ChatID, fn
 }
 
 // WalkPathFrom is WalkPath starting at message from of the chat instead of
-// its newest (0: the newest): the path a request will have once the
+// its leaf (0: the leaf): the path a request will have once the
 // messages after from are deleted (Regenerate builds its request before it
 // deletes the old reply).
 func (db *DB) WalkPathFrom(ctx context.Context, user ids.UserID, chat ids.ChatID, from ids.MessageID, fn func(PathEntry) bool) error {
@@ -50,7 +50,7 @@ func (db *DB) WalkPathFrom(ctx context.Context, user ids.UserID, chat ids.ChatID
 	var next sql.NullInt64
 	var err error
 	if from == 0 {
-		err = prepared{db}.QueryRowContext(ctx, `SELECT id FROM messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1`, chat).Scan(&next)
+		err = prepared{db}.QueryRowContext(ctx, `SELECT `+leafSQL+` FROM chats c WHERE c.id = ?`, chat).Scan(&next)
 		if err == sql.ErrNoRows {
 			return nil
 		}

@@ -142,9 +142,30 @@ func ownsChat(ctx context.Context, q queryRower, user ids.UserID, id ids.ChatID)
 	return nil
 }
 
-// insertMessage appends m to chat, after its current last message, and
-// bumps the chat's updated_at. The caller has checked ownership.
+// insertMessage appends m to chat, after the chosen path's last message
+// (its leaf), and bumps the chat's updated_at. The caller has checked
+// ownership.
 func insertMessage(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.ChatID, m Message, now int64) (Message, error) {
+	leaf, err := leafOf(ctx, tx, chat)
+	if err != nil {
+		return Message{}, err
+	}
+	var parent *ids.MessageID
+	if leaf != 0 {
+		parent = &leaf
+	}
+	return insertMessageAt(ctx, tx, user, chat, parent, false, m, now)
+}
+
+// insertMessageAt adds m to chat as a child of parent (nil: a first
+// message), makes it the chat's leaf and bumps the chat's updated_at.
+// parent must be a message of chat; the caller has checked ownership.
+//
+// A chat that never had a version keeps leaf_id NULL (its newest message
+// is its leaf, and every message is on its path, which search relies
+// on); branch (a version: Regenerate, Edit) stores the leaf, and from
+// then on every new message does.
+func insertMessageAt(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.ChatID, parent *ids.MessageID, branch bool, m Message, now int64) (Message, error) {
 	if m.Role == "" {
 		m.Role = RoleUser
 	}
@@ -157,22 +178,29 @@ func insertMessage(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.Ch
 	if !m.Status.valid() {
 		return Message{}, fmt.Errorf("message status %q is not valid", m.Status)
 	}
-	var parent sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1`, chat).Scan(&parent)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return Message{}, fmt.Errorf("find last message of chat %d: %w", chat, err)
+	var p sql.NullInt64
+	if parent != nil {
+		var ok bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE id = ? AND chat_id = ?)`, *parent, chat).Scan(&ok); err != nil {
+			return Message{}, fmt.Errorf("read message %d: %w", *parent, err)
+		}
+		if !ok {
+			return Message{}, fmt.Errorf("message %d of chat %d: %w", *parent, chat, ErrNotFound)
+		}
+		p = sql.NullInt64{Int64: int64(*parent), Valid: true}
 	}
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO messages (chat_id, parent_id, role, content, reasoning, status, error, model_label, metrics, created_at, updated_at, parts)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		chat, parent, m.Role, m.Content, m.Reasoning, m.Status, m.Error, m.ModelLabel, rawJSONText(m.Metrics), now, now, m.layout)
+		chat, p, m.Role, m.Content, m.Reasoning, m.Status, m.Error, m.ModelLabel, rawJSONText(m.Metrics), now, now, m.layout)
 	if err != nil {
 		return Message{}, fmt.Errorf("insert message: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE chats SET updated_at = ? WHERE id = ?`, now, chat); err != nil {
+	id, _ := res.LastInsertId()
+	if _, err := tx.ExecContext(ctx, `UPDATE chats SET updated_at = ?, leaf_id = CASE WHEN ? OR leaf_id IS NOT NULL THEN ? END WHERE id = ?`,
+		now, branch, id, chat); err != nil {
 		return Message{}, fmt.Errorf("touch chat %d: %w", chat, err)
 	}
-	id, _ := res.LastInsertId()
 	if err := bindAttachments(ctx, tx, user, ids.MessageID(id), m.Attachments); err != nil {
 		return Message{}, err
 	}
@@ -180,8 +208,9 @@ func insertMessage(ctx context.Context, tx *sql.Tx, user ids.UserID, chat ids.Ch
 }
 
 // AddMessage appends m to one of user's chats, as the child of the chat's
-// current last message. An empty Role is user and an empty Status final; a
-// reply about to stream is added with StatusStreaming.
+// leaf (the chosen path's last message), and makes it the leaf. An empty
+// Role is user and an empty Status final; a reply about to stream is added
+// with StatusStreaming.
 func (db *DB) AddMessage(ctx context.Context, user ids.UserID, chat ids.ChatID, m Message) (Message, error) {
 	var out Message
 	err := db.WriteTx(ctx, func(tx *sql.Tx) error {
@@ -190,6 +219,24 @@ func (db *DB) AddMessage(ctx context.Context, user ids.UserID, chat ids.ChatID, 
 		}
 		var err error
 		out, err = insertMessage(ctx, tx, user, chat, m, nowMillis())
+		return err
+	})
+	return out, err
+}
+
+// AddMessageAt adds m to one of user's chats as a child of parent (nil: a
+// first message), beside the children it has already, and makes it the
+// chat's leaf: a regenerated reply (parent: the turn it answers) or an
+// edited turn (parent: the edited turn's). Siblings are versions, never
+// replaced.
+func (db *DB) AddMessageAt(ctx context.Context, user ids.UserID, chat ids.ChatID, parent *ids.MessageID, m Message) (Message, error) {
+	var out Message
+	err := db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if err := ownsChat(ctx, tx, user, chat); err != nil {
+			return err
+		}
+		var err error
+		out, err = insertMessageAt(ctx, tx, user, chat, parent, true, m, nowMillis())
 		return err
 	})
 	return out, err
@@ -294,8 +341,9 @@ func (db *DB) MessageByID(ctx context.Context, user ids.UserID, id ids.MessageID
 	return m, nil
 }
 
-// MessagesPage returns up to limit messages of one of user's chats that
-// come before message beforeID (0: the newest), oldest first, and whether
+// MessagesPage returns up to limit messages of the chosen path of one of
+// user's chats that come before message beforeID (0: the leaf), oldest
+// first, and whether
 // older ones remain. A long transcript loads its newest page first and the
 // rest as the reader scrolls up.
 func (db *DB) MessagesPage(ctx context.Context, user ids.UserID, chat ids.ChatID, beforeID ids.MessageID, limit int) ([]Message, bool, error) {
@@ -309,9 +357,17 @@ func (db *DB) MessagesPage(ctx context.Context, user ids.UserID, chat ids.ChatID
 		beforeID = 1<<63 - 1
 	}
 	// One extra row says whether there is more, without a count.
+	// The chosen path, from its leaf up; a parent's id is smaller than its
+	// child's, so the page is the path's messages below beforeID.
 	rows, err := db.r.QueryContext(ctx, `
-		SELECT `+messageColumns+` FROM messages m
-		WHERE m.chat_id = ? AND m.id < ? ORDER BY m.id DESC LIMIT ?`, chat, beforeID, limit+1)
+		WITH RECURSIVE path(id) AS (
+			SELECT `+leafSQL+` FROM chats c WHERE c.id = ?
+			UNION ALL
+			SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id
+			WHERE m.parent_id IS NOT NULL
+		)
+		SELECT `+messageColumns+` FROM path JOIN messages m ON m.id = path.id
+		WHERE m.chat_id = ? AND m.id < ? ORDER BY m.id DESC LIMIT ?`, chat, chat, beforeID, limit+1)
 	if err != nil {
 		return nil, false, fmt.Errorf("read messages of chat %d: %w", chat, err)
 	}
@@ -330,8 +386,8 @@ func (db *DB) MessagesPage(ctx context.Context, user ids.UserID, chat ids.ChatID
 }
 
 // ChatPath returns the messages a request to the model is built from: the
-// chain of parents from the chat's last message back to its first, oldest
-// first, whatever their status. Reasoning is left empty: a model's
+// chain of parents from the chat's leaf (the chosen path's last message)
+// back to its first, oldest first, whatever their status. Reasoning is left empty: a model's
 // reasoning is shown but never sent back.
 func (db *DB) ChatPath(ctx context.Context, user ids.UserID, chat ids.ChatID) ([]Message, error) {
 	if err := ownsChat(ctx, db.r, user, chat); err != nil {
@@ -340,7 +396,7 @@ func (db *DB) ChatPath(ctx context.Context, user ids.UserID, chat ids.ChatID) ([
 	// A parent always has a smaller id than its child, so the walk ends.
 	rows, err := db.r.QueryContext(ctx, `
 		WITH RECURSIVE path(id, depth) AS (
-			SELECT id, 0 FROM (SELECT id FROM messages WHERE chat_id = ? ORDER BY id DESC LIMIT 1)
+			SELECT `+leafSQL+`, 0 FROM chats c WHERE c.id = ?
 			UNION ALL
 			SELECT m.parent_id, path.depth + 1 FROM messages m JOIN path ON m.id = path.id
 			WHERE m.parent_id IS NOT NULL

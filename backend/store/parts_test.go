@@ -50,10 +50,10 @@ func TestOldRowsReadAsReasoningAndText(t *testing.T) {
 	chatID, _ := res.LastInsertId()
 	chat := Chat{ID: ids.ChatID(chatID)}
 	for _, q := range []string{
-		`INSERT INTO messages (chat_id, role, content, status) VALUES (?, 'user', 'hello', 'final')`,
-		`INSERT INTO messages (chat_id, role, content, reasoning, status) VALUES (?, 'assistant', 'The **answer**.', 'Let me think.', 'final')`,
-		`INSERT INTO messages (chat_id, role, content, reasoning, status) VALUES (?, 'assistant', 'Plain.', '', 'final')`,
-		`INSERT INTO messages (chat_id, role, content, reasoning, status) VALUES (?, 'assistant', '', 'Only thought.', 'stopped')`,
+		`INSERT INTO messages (chat_id, parent_id, role, content, status) VALUES (?, (SELECT max(id) FROM messages), 'user', 'hello', 'final')`,
+		`INSERT INTO messages (chat_id, parent_id, role, content, reasoning, status) VALUES (?, (SELECT max(id) FROM messages), 'assistant', 'The **answer**.', 'Let me think.', 'final')`,
+		`INSERT INTO messages (chat_id, parent_id, role, content, reasoning, status) VALUES (?, (SELECT max(id) FROM messages), 'assistant', 'Plain.', '', 'final')`,
+		`INSERT INTO messages (chat_id, parent_id, role, content, reasoning, status) VALUES (?, (SELECT max(id) FROM messages), 'assistant', '', 'Only thought.', 'stopped')`,
 	} {
 		if _, err := old.Write().Exec(q, chat.ID); err != nil {
 			t.Fatal(err)

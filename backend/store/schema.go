@@ -162,6 +162,14 @@ var Current = Schema{
 				{Name: "project_dir", Type: "TEXT NOT NULL DEFAULT ''"},
 				{Name: "agent_mode", Type: "TEXT NOT NULL DEFAULT ''"},
 				{Name: "rewound_at", Type: "INTEGER"},
+				// leaf_id: the chosen path's last message (issue 16: a
+				// regenerated reply or an edited turn is a sibling, and the
+				// transcript, requests and search follow the path ending
+				// here). NULL: the chat never had a version, its newest
+				// message is the leaf; a message no longer in the chat reads
+				// the same. Not a foreign key: read through leafSQL, which
+				// checks it.
+				{Name: "leaf_id", Type: "INTEGER"},
 			},
 			Indexes: []Index{
 				{Name: "chats_user_updated", On: "chats(user_id, deleted_at, updated_at)"},

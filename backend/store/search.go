@@ -232,6 +232,17 @@ func (db *DB) searchTitles(ctx context.Context, user ids.UserID, q parsedQuery, 
 	}, user)
 }
 
+// onPathSQL selects the chosen path of chat c from its leaf up to message
+// m: a message on another version's branch is not a hit (the transcript
+// does not show it). The walk stops at m's id, since parents are older.
+// Only a chat that has had versions walks: leaf_id NULL means it never
+// branched, so every message is on its path (insertMessageAt).
+const onPathSQL = `WITH RECURSIVE up(id) AS (
+		SELECT ` + leafSQL + `
+		UNION ALL
+		SELECT p.parent_id FROM messages p JOIN up ON p.id = up.id WHERE p.parent_id >= m.id
+	) SELECT id FROM up`
+
 func (db *DB) searchMessages(ctx context.Context, user ids.UserID, q parsedQuery, limit int) ([]Hit, error) {
 	return db.searchFTS(ctx, q, limit, ftsSearch{
 		table: "messages_fts",
@@ -240,6 +251,7 @@ func (db *DB) searchMessages(ctx context.Context, user ids.UserID, q parsedQuery
 		query: `SELECT m.chat_id, c.title, m.id, m.role, m.created_at, %s
 			FROM messages_fts f JOIN messages m ON m.id = f.rowid JOIN chats c ON c.id = m.chat_id
 			WHERE messages_fts MATCH ? AND c.user_id = ? AND c.deleted_at IS NULL
+				AND (c.leaf_id IS NULL OR m.id IN (` + onPathSQL + `))
 			ORDER BY %s LIMIT ?`,
 		rowid: func(h Hit) int64 { return int64(h.MessageID) },
 	}, user)

@@ -132,7 +132,7 @@ func TestChatInChromium(t *testing.T) {
 		}
 	})
 
-	run("regenerate replaces the last reply", func(t *testing.T) {
+	run("regenerate shows a new version", func(t *testing.T) {
 		// Several times over: the new reply usually gets the deleted one's
 		// id, and an instant reply's frames used to go to the old one.
 		for _, answer := range []string{"a fresh answer", "a second try", "a third try"} {
@@ -160,7 +160,7 @@ func TestChatInChromium(t *testing.T) {
 		a.waitReplyIdle()
 	})
 
-	run("edit rewinds", func(t *testing.T) {
+	run("edit starts a new version", func(t *testing.T) {
 		before := a.js(`document.querySelectorAll('.msg').length`).(float64)
 		if before < 4 {
 			t.Fatalf("only %v messages", before)

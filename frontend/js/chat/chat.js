@@ -112,12 +112,13 @@ function Transcript({ c }) {
         <div class="transcript" role="log" aria-label="Messages" aria-live="off">
           ${messages.map((m) => (m.role === 'user'
             ? html`<${UserMessage} key=${m.id} msg=${m} canEdit=${!c.busy} onEdit=${c.edit} onCopy=${c.copyMessage}
-                highlighted=${c.highlightId === m.id} />`
+                highlighted=${c.highlightId === m.id} onSwitchVersion=${c.switchVersion} onDeleteVersion=${c.deleteVersion} />`
             : html`<${AssistantMessage} key=${m.id} msg=${m} state=${states.get(m.id) || null}
                 isLast=${m.id === c.lastId && m === c.lastAssistant} chatBusy=${c.busy}
                 onCopy=${c.copyMessage} onRegenerate=${c.regenerate} onContinue=${c.continueReply}
                 onAnnounce=${c.announce} onSynced=${c.onSynced} highlighted=${c.highlightId === m.id}
-                agent=${isAgent} onCarryOut=${c.carryOutPlan} />`))}
+                agent=${isAgent} onCarryOut=${c.carryOutPlan}
+                onSwitchVersion=${c.switchVersion} onDeleteVersion=${c.deleteVersion} />`))}
         </div>
         ${isAgent && c.chat.agent && c.chat.agent.rewoundAt ? html`<${RewoundNotice} />` : null}
         <div class="visually-hidden" aria-live="polite" ref=${c.announceEl}></div>

@@ -655,6 +655,43 @@ export function useChatController(chatId) {
     }
   };
 
+  // applyPath shows the chat's path as SwitchVersion and DeleteVersion
+  // return it: the chat (an agent chat's rewound stamp) and the newest page.
+  const applyPath = (r) => {
+    setChat(r.chat);
+    setMessages(r.messages || []);
+    setHasMore(!!r.hasMore);
+    bump();
+  };
+
+  // switchVersion chooses another version of a message (‹ ›); the focus
+  // stays on the control, now drawn for the chosen version.
+  const switchVersion = async (id, label) => {
+    try {
+      applyPath(await call('Chats.SwitchVersion', id));
+      requestAnimationFrame(() => {
+        const box = document.querySelector(`#msg-${id} .msg-versions`);
+        if (!box) return;
+        const btn = [...box.querySelectorAll('button')].find((b) => b.getAttribute('aria-label') === label && !b.disabled)
+          || box.querySelector('button:not([disabled])');
+        if (btn) btn.focus();
+      });
+    } catch (err) {
+      toastError('Could not show that version', err);
+    }
+  };
+
+  // deleteVersion deletes a version and what followed it (confirmed by
+  // the message's menu).
+  const deleteVersion = async (id) => {
+    try {
+      applyPath(await call('Chats.DeleteVersion', id));
+      toast('The version was deleted.', { timeout: 2500 });
+    } catch (err) {
+      toastError('Could not delete the version', err);
+    }
+  };
+
   const copyMessage = async (msgOrText) => {
     let text = msgOrText;
     if (typeof msgOrText === 'object') {
@@ -875,6 +912,6 @@ export function useChatController(chatId) {
     lastId, lastAssistant, draft,
     scroller, inner, announceEl, reader,
     loadOlder, onScroll, jump, onSynced, announce, onTranscriptClick,
-    send, stop, regenerate, continueReply, edit, copyMessage, changeModel, saveSettings, rename, onDraft, saveDraft,
+    send, stop, regenerate, continueReply, edit, switchVersion, deleteVersion, copyMessage, changeModel, saveSettings, rename, onDraft, saveDraft,
   };
 }

@@ -7,15 +7,64 @@ import { html, Component, useState, useEffect, useRef } from '../../vendor/htm-p
 import { ReplyState, ReplyView } from './frames.js';
 import { partsOf } from './parts.js';
 import { AskCard, PlanCard, planOf } from '../agent/cards.js';
-import { Icon, toast } from '../core/ui.js';
+import { Icon, confirmAction, toast } from '../core/ui.js';
 import { formatMetrics, metricsTitle, formatDate } from '../core/format.js';
 import { AttachmentList, SmallIcon, filesFrom, isUploading, useAttachments, useDropTarget } from './attachments.js';
 import { ReadAloudButton, readAloud, audioStatus } from './voice.js';
 import { OmittedTurns } from './omitted.js';
 
+// ---------- Versions ----------
+
+/**
+ * Versions is a message's ‹ 2/3 › control: a regenerated reply or an
+ * edited turn keeps what it replaced, and these buttons choose which
+ * version (and the branch after it) the chat shows and sends. Drawn only
+ * for a message with several versions; disabled while a reply is written.
+ */
+export function Versions({ msg, disabled, onSwitch }) {
+  const v = msg.versions;
+  if (!v || v.count < 2 || !onSwitch) return null;
+  const go = (i, label) => onSwitch(v.ids[i], label);
+  return html`
+    <div class="msg-versions" role="group" aria-label="Versions">
+      <button type="button" class="btn btn-ghost btn-sm btn-icon" aria-label="Previous version" title="Previous version"
+        disabled=${disabled || v.index === 0} onClick=${() => go(v.index - 1, 'Previous version')}>
+        <${Icon} name="chevronLeft" />
+      </button>
+      <span class="msg-versions-count" aria-live="polite">
+        <span class="visually-hidden">Version </span>${v.index + 1}/${v.count}
+      </span>
+      <button type="button" class="btn btn-ghost btn-sm btn-icon" aria-label="Next version" title="Next version"
+        disabled=${disabled || v.index >= v.count - 1} onClick=${() => go(v.index + 1, 'Next version')}>
+        <${Icon} name="chevronRight" />
+      </button>
+    </div>`;
+}
+
+// DeleteVersion is the message's Delete version action when it has
+// several versions: after a confirm it removes this version and what
+// followed it. (A button among the actions, not a menu: a message is
+// paint-contained, which would clip a menu drawn inside it.)
+function DeleteVersion({ msg, disabled, onDeleteVersion }) {
+  const v = msg.versions;
+  if (!v || v.count < 2 || !onDeleteVersion || disabled) return null;
+  const run = async () => {
+    const ok = await confirmAction({
+      title: 'Delete this version?',
+      body: `Version ${v.index + 1} of ${v.count} and every message after it are deleted. The other versions stay.`,
+      confirmLabel: 'Delete version', danger: true,
+    });
+    if (ok) onDeleteVersion(msg.id);
+  };
+  return html`
+    <button type="button" class="btn btn-ghost btn-sm" onClick=${run}>
+      <${Icon} name="trash" /><span>Delete version</span>
+    </button>`;
+}
+
 // ---------- User turns ----------
 
-export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted }) {
+export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted, onSwitchVersion, onDeleteVersion }) {
   const [editing, setEditing] = useState(false);
   const editBtn = useRef(null);
   const cancel = () => {
@@ -36,7 +85,9 @@ export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted }) {
           <button type="button" class="btn btn-ghost btn-sm" onClick=${() => onCopy(msg.content || '')}>
             <${Icon} name="copy" /><span>Copy</span>
           </button>
-        </div>`}
+          <${DeleteVersion} msg=${msg} disabled=${!canEdit} onDeleteVersion=${onDeleteVersion} />
+        </div>
+        <${Versions} msg=${msg} disabled=${!canEdit} onSwitch=${onSwitchVersion} />`}
     </article>`;
 }
 
@@ -109,7 +160,7 @@ function EditForm({ msg, onEdit, onDone, onCancel }) {
       <label class="visually-hidden" for=${'edit-' + msg.id}>Edit your message</label>
       <textarea id=${'edit-' + msg.id} class="input msg-edit-input" ref=${ta} value=${text}
         onInput=${(e) => { setText(e.currentTarget.value); grow(e.currentTarget); }} onKeyDown=${onKey} onPaste=${onPaste}></textarea>
-      <p class="msg-edit-note">Saving starts a new reply; the turns after this one are removed.</p>
+      <p class="msg-edit-note">Saving sends a new version of this message; the current one and its replies stay, a click away.</p>
       <div class="msg-edit-actions">
         <input type="file" multiple class="visually-hidden" tabindex="-1" aria-hidden="true" ref=${picker}
           accept=${lim ? lim.accept : undefined} id=${'edit-file-' + msg.id}
@@ -262,7 +313,8 @@ export class AssistantMessage extends Component {
     return html`<${PlanCard} plan=${p} canCarryOut=${canCarryOut && !!onCarryOut} onCarryOut=${() => onCarryOut(msg.id)} />`;
   }
 
-  render({ msg, state, isLast, chatBusy, onCopy, onRegenerate, onContinue, onAnnounce, onSynced, highlighted, agent = false, onCarryOut }) {
+  render({ msg, state, isLast, chatBusy, onCopy, onRegenerate, onContinue, onAnnounce, onSynced, highlighted, agent = false, onCarryOut,
+    onSwitchVersion, onDeleteVersion }) {
     const status = state ? state.status : msg.status;
     const error = state ? state.error : msg.error;
     const metrics = state ? state.metrics : msg.metrics;
@@ -286,8 +338,9 @@ export class AssistantMessage extends Component {
         ${agent && !streaming ? this.plan(msg, state, isLast && !chatBusy, onCarryOut) : null}
         ${streaming && !hasContent ? html`<p class="loading-line msg-waiting">Waiting for the first words…</p>` : null}
         ${line ? html`<p class=${'msg-status' + (status === 'error' ? ' is-error' : '')}>${line}</p>` : null}
-        ${!streaming && (m.length > 0 || canContinue || canRegenerate || msg.content || hasContent) ? html`
+        ${!streaming && (m.length > 0 || canContinue || canRegenerate || msg.content || hasContent || msg.versions) ? html`
           <div class="msg-footer">
+            <${Versions} msg=${msg} disabled=${chatBusy} onSwitch=${onSwitchVersion} />
             <div class="msg-actions">
               <button type="button" class="btn btn-ghost btn-sm" onClick=${() => onCopy(msg)}>
                 <${Icon} name="copy" /><span>Copy</span>
@@ -301,6 +354,7 @@ export class AssistantMessage extends Component {
                 <button type="button" class="btn btn-ghost btn-sm" onClick=${onContinue}>
                   <${Icon} name="continue" /><span>Continue</span>
                 </button>`}
+              <${DeleteVersion} msg=${msg} disabled=${chatBusy} onDeleteVersion=${onDeleteVersion} />
             </div>
             ${m.length > 0 && html`<p class="msg-metrics" title=${metricsTitle(metrics)}>${m.join(' · ')}</p>`}
           </div>` : null}
