@@ -309,13 +309,14 @@ func TestComposerMirrorAligned(t *testing.T) {
 			seen++;
 			const rects = [...span.getClientRects()];
 			const first = rects[0], last = rects[rects.length - 1];
-			const probes = [[first.left + 1, (first.top + first.bottom) / 2, at], [last.right - 1, (last.top + last.bottom) / 2, at + word.length]];
+			const probes = [[first.left + 3, (first.top + first.bottom) / 2, at], [last.right - 1, (last.top + last.bottom) / 2, at + word.length]];
 			for (const [x, y, want] of probes) {
 				if (y < tr.top + 4 || y > tr.bottom - 4) continue;
 				const p = document.caretPositionFromPoint(x, y);
 				if (!p) { bad.push('no caret at ' + word); continue; }
 				checked++;
-				if (Math.abs(p.offset - want) > 1) bad.push(word + ': ' + p.offset + ' vs ' + want);
+				if (p.offsetNode !== ta) bad.push(word + ': the point is on ' + (p.offsetNode.nodeName + ' ' + (p.offsetNode.parentElement?.className || p.offsetNode.className || '')) + ' at ' + Math.round(x) + ',' + Math.round(y));
+				else if (Math.abs(p.offset - want) > 1) bad.push(word + ': ' + p.offset + ' vs ' + want);
 			}
 		}
 		return JSON.stringify({ bad: bad.slice(0, 10), seen, checked });
@@ -354,5 +355,8 @@ func TestComposerMirrorAligned(t *testing.T) {
 	a.do(chromedp.EmulateViewport(420, 800))
 	a.bool(`(() => { const ta = document.querySelector('#composer-input'); ta.scrollTop = 0; ta.dispatchEvent(new Event('scroll')); return true; })()`)
 	a.waitJS(`document.querySelector('.composer__mirror').scrollTop === 0`)
+	// The sidebar slides away when the window narrows: measure once it has.
+	a.waitJS(`(() => { const ta = document.querySelector('#composer-input'), r = ta.getBoundingClientRect();
+		return [[r.left + 2, r.top + 8], [r.left + 2, r.bottom - 8], [r.right - 24, r.top + 8]].every(([x, y]) => document.elementFromPoint(x, y) === ta); })()`)
 	measure("narrow")
 }
