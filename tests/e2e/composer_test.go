@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
 )
 
 // The composer's slash commands, menu and mirror (chat/commands.js,
@@ -359,4 +361,43 @@ func TestComposerMirrorAligned(t *testing.T) {
 	a.waitJS(`(() => { const ta = document.querySelector('#composer-input'), r = ta.getBoundingClientRect();
 		return [[r.left + 2, r.top + 8], [r.left + 2, r.bottom - 8], [r.right - 24, r.top + 8]].every(([x, y]) => document.elementFromPoint(x, y) === ta); })()`)
 	measure("narrow")
+}
+
+// TestSlashCommandsInAgentChat: an agent chat offers /mode and /terminal
+// (and no /tools, which its replies do not have), and both act.
+func TestSlashCommandsInAgentChat(t *testing.T) {
+	c := newAgentChat(t)
+	ctx := harness.Browser(t)
+	harness.BrowserAdmin(t, ctx, c.base)
+	a := &chatApp{tab: newTab(t, ctx, "agent"), base: c.base, llm: c.llm}
+	c.openChat(a.tab)
+	a.waitJS(`!!document.querySelector('#agent-mode')`)
+	a.click("#composer-input")
+	a.typeInBox("/")
+	a.waitJS(menuShown)
+	got := a.str(menuItems)
+	for _, want := range []string{"/mode mode", "/terminal", "/compact", "/stop"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("menu %q lacks %s", got, want)
+		}
+	}
+	if strings.Contains(got, "/tools") {
+		t.Errorf("an agent chat offers /tools: %q", got)
+	}
+	a.typeInBox("mode pl")
+	a.waitJS(menuItems + ` === 'plan'`)
+	a.typeInBox(kb.Tab)
+	a.waitJS(`document.querySelector('#agent-mode')?.value === 'plan'`)
+	a.waitJS(boxValue + ` === ''`)
+	a.typeInBox("/mode auto" + kb.Enter)
+	a.waitJS(`document.querySelector('#agent-mode')?.value === 'auto'`)
+	a.typeInBox("/terminal" + kb.Enter)
+	a.waitJS(`!!document.querySelector('.term-panel')`)
+	a.waitJS(boxValue + ` === ''`)
+	// The terminal takes the focus once it is connected: wait for that
+	// before typing in the box again.
+	a.waitJSFor(`!!document.querySelector('.term-state.is-open')`, 60*time.Second)
+	a.click("#composer-input")
+	a.typeInBox("/terminal" + kb.Enter)
+	a.waitJS(`!document.querySelector('.term-panel')`)
 }
