@@ -250,6 +250,9 @@ func TestSlashCommandsInChromium(t *testing.T) {
 		a.waitJS(menuItems + ` === '/new'`)
 		a.typeInBox(kb.Enter) // nothing highlighted: "/ne" is a message…
 		a.waitJS(`[...document.querySelectorAll('.msg-user .msg-text')].pop()?.textContent === '/ne'`)
+		if a.bool(menuShown) {
+			t.Error("the menu stays open over an empty box after sending")
+		}
 		a.waitReplyIdle()
 		a.typeInBox("/ne")
 		a.waitJS(menuItems + ` === '/new'`)

@@ -272,6 +272,6 @@ export const slashTrigger = {
     });
   },
   highlight(word, ctx) {
-    return !!parseSlash(word, ctx) || slashCommands(ctx).some((c) => '/' + c.name === word);
+    return slashCommands(ctx).some((c) => '/' + c.name === word);
   },
 };

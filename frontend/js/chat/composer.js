@@ -355,6 +355,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     clearTimeout(timer.current);
     pending.current = null;
     setText('');
+    setMenu(null);
     setSending(true);
     let ok = false;
     try {
