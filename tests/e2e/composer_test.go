@@ -83,6 +83,11 @@ func TestSlashCommandsInChromium(t *testing.T) {
 	if models["old-oak"] == 0 || models["quick-beam"] == 0 {
 		t.Fatalf("models: %v", models)
 	}
+	for _, id := range models {
+		harness.API(t, a.base, "Models.Update", nil, id, map[string]any{"capabilities": map[string]any{"tools": true}})
+	}
+	a.do(chromedp.Reload())
+	a.waitJS(`!!document.querySelector('#composer-input')`)
 	run := func(name string, step func(t *testing.T)) {
 		t.Run(name, func(st *testing.T) {
 			a.t = st
@@ -222,6 +227,19 @@ func TestSlashCommandsInChromium(t *testing.T) {
 		}
 		a.typeInBox("/effort extreme" + kb.Enter)
 		a.waitJS(toastSays("Unknown effort"))
+		a.fill("#composer-input", "")
+	})
+
+	run("tools off and on", func(t *testing.T) {
+		a.waitJS(`document.querySelector('#composer-tools')?.checked === true`)
+		a.click("#composer-input")
+		a.typeInBox("/tools off" + kb.Enter)
+		a.waitJS(`document.querySelector('#composer-tools')?.checked === false`)
+		a.waitJS(boxValue + ` === ''`)
+		a.typeInBox("/tools on" + kb.Enter)
+		a.waitJS(`document.querySelector('#composer-tools')?.checked === true`)
+		a.typeInBox("/tools maybe" + kb.Enter)
+		a.waitJS(toastSays("Use /tools on or /tools off"))
 		a.fill("#composer-input", "")
 	})
 
