@@ -36,7 +36,7 @@ export function ChatView({ chatId, narrow, side = null }) {
     <div class="chat-view">
       <${ChatHeader} c=${c} narrow=${narrow} tools=${term.button} />
       <${Transcript} c=${c} />
-      <${ChatComposer} c=${c} narrow=${narrow} />
+      <${ChatComposer} c=${c} narrow=${narrow} toggleTerminal=${term.toggle} />
     </div>`;
   return html`
     <div class=${panel ? 'chat-with-side' : 'chat-alone'}>
@@ -130,8 +130,16 @@ function Transcript({ c }) {
 // composer once the chat is loaded. An agent chat (or a new one being made
 // as an agent chat) has no tools switch: its replies always have their
 // tools, which the mode governs (the server ignores the switch there too).
-function ChatComposer({ c, narrow }) {
+function ChatComposer({ c, narrow, toggleTerminal }) {
   const agent = (c.chat && c.chat.kind === 'agent') || (!c.chatId && !!c.newAgent);
+  // What the composer's commands act on (commands.js).
+  const commands = {
+    chatId: c.chatId, isNew: c.isNew, agent,
+    models: c.store.models, changeModel: c.changeModel,
+    efforts: c.store.efforts, setEffort: c.setEffort,
+    setToolsOff: agent || c.modelTools.length === 0 ? null : c.setToolsOff,
+    setAgentMode: c.setAgentMode, toggleTerminal,
+  };
   return html`
     <div class="chat-composer">
       ${c.showJump && html`
@@ -144,7 +152,8 @@ function ChatComposer({ c, narrow }) {
           disabled=${!!c.disabledReason} disabledReason=${c.disabledReason}
           onSend=${c.send} onStop=${c.stop} autoFocus=${!narrow}
           vision=${!!(c.model || { capabilities: {} }).capabilities?.vision}
-          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${agent ? null : c.setToolsOff} library=${c.library} />`}
+          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${agent ? null : c.setToolsOff} library=${c.library}
+          commands=${commands} />`}
     </div>`;
 }
 

@@ -3,6 +3,22 @@
 // the composition) or when the box is empty. One button: Send when idle,
 // Stop while the open chat is replying. The draft is saved ~500 ms after
 // typing stops, and flushed when the composer goes away.
+//
+// The menu: a character that starts a token (`/` at the start of the
+// message for a command, `@` for a reference) opens one menu of what can
+// follow it, filtered as the token is typed. What each character offers
+// comes from the trigger registry (registerTrigger): commands.js gives
+// `/`, mentions.js `@`. Arrow keys move, Enter or Tab chooses the
+// highlighted item, Tab with none highlighted completes the items' common
+// prefix (the only one: chooses it), Escape closes. Enter with nothing
+// highlighted sends, and a message is run as a command only on an exact
+// match (commands.js parseSlash): anything else is sent as written.
+//
+// The mirror: a textarea cannot style its own text, so .composer__mirror
+// sits behind it holding the same text in transparent glyphs, with a
+// rounded background behind each token. Everything that decides where a
+// character lands is declared once for both in composer.css, and the
+// mirror's scroll follows the textarea's.
 
 import { html, useState, useEffect, useRef, useLayoutEffect } from '../../vendor/htm-preact/standalone.module.js';
 import { Icon, toast } from '../core/ui.js';
@@ -10,8 +26,100 @@ import { AttachmentList, SmallIcon, filesFrom, formatSize, droppedFile, useAttac
 import { on, isDesktop } from '../core/transport.js';
 import { DictateButton } from './voice.js';
 import { KnowledgeScope, LibraryAttach } from '../library/inchat.js';
+import { slashTrigger, parseSlash, execute } from './commands.js';
 
 export const DRAFT_DELAY_MS = 500;
+
+// A last line that is empty still takes its height in the mirror.
+const ZWSP = '\u200b';
+
+// ---------- The trigger registry ----------
+
+const triggers = new Map();
+
+/**
+ * registerTrigger makes char open the composer's menu. spec:
+ *   items(query, ctx) → [{key, text, label, hint?}] (or a promise of them):
+ *                        what to offer for the token typed so far (query:
+ *                        the token without char); ctx is the composer's
+ *                        context (commands' for `/`: chat.js's)
+ *   choose(item, ctx)    do it; ctx: {app, text, replace(str) (the token
+ *                        becomes str), clear(), restore(str), attach(file)
+ *                        (a ready attachment, as "Attach from library"
+ *                        adds), focus()}
+ *   atStart              only at the very start of the message (else at
+ *                        the start or after whitespace)
+ *   spaces               the token runs on past spaces (to the caret, on
+ *                        its line)
+ *   highlight(word, ctx) whether the mirror marks this word (default: every
+ *                        word starting with char)
+ * It returns a function that takes the entry away again.
+ */
+export function registerTrigger(char, spec) {
+  triggers.set(char, spec);
+  return () => {
+    if (triggers.get(char) === spec) triggers.delete(char);
+  };
+}
+
+registerTrigger('/', slashTrigger);
+
+/** tokenAt finds the trigger token the caret is in: {char, spec, start, end, query} or null. */
+export function tokenAt(text, caret) {
+  for (const [char, spec] of triggers) {
+    if (spec.atStart) {
+      if (text[0] !== char || caret < 1) continue;
+      const query = text.slice(1, caret);
+      if (query.includes('\n') || (!spec.spaces && /\s/.test(query))) continue;
+      return { char, spec, start: 0, end: caret, query };
+    }
+    let i = caret - 1;
+    while (i >= 0 && !/\s/.test(text[i]) && text[i] !== char) i--;
+    if (i < 0 || text[i] !== char || (i > 0 && !/\s/.test(text[i - 1]))) continue;
+    return { char, spec, start: i, end: caret, query: text.slice(i + 1, caret) };
+  }
+  return null;
+}
+
+/** segments splits text into plain runs and the tokens the mirror marks. */
+export function segments(text, ctx) {
+  const marks = [];
+  for (const [char, spec] of triggers) {
+    const ok = (w) => (spec.highlight ? spec.highlight(w, ctx) : w.length > 1);
+    if (spec.atStart) {
+      const m = text[0] === char ? /^\S+/.exec(text) : null;
+      if (m && ok(m[0])) marks.push([0, m[0].length]);
+      continue;
+    }
+    const re = new RegExp('(^|\\s)(' + char.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '\\S+)', 'g');
+    for (let m; (m = re.exec(text));) {
+      const at = m.index + m[1].length;
+      if (ok(m[2])) marks.push([at, at + m[2].length]);
+    }
+  }
+  marks.sort((a, b) => a[0] - b[0]);
+  const out = [];
+  let pos = 0;
+  for (const [a, b] of marks) {
+    if (a < pos) continue;
+    if (a > pos) out.push({ text: text.slice(pos, a) });
+    out.push({ text: text.slice(a, b), token: true });
+    pos = b;
+  }
+  if (pos < text.length) out.push({ text: text.slice(pos) });
+  return out;
+}
+
+function commonPrefix(list) {
+  if (!list.length) return '';
+  let p = list[0];
+  for (const s of list) {
+    let i = 0;
+    while (i < p.length && i < s.length && p[i].toLowerCase() === s[i].toLowerCase()) i++;
+    p = p.slice(0, i);
+  }
+  return p;
+}
 
 /**
  * isSendKey decides whether a keydown in the box sends. Exported so it can
@@ -42,8 +150,10 @@ export function isSendKey(e, composing) {
  *   autoFocus
  *   library      {bases, scope, setScope} when the person keeps a library
  *                (null: no knowledge control, no "Attach from library")
+ *   commands     the context commands and triggers run with (chat.js's
+ *                commandContext; null: only the global commands)
  */
-export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null }) {
+export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null, commands = null }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
   const { files, setFiles, lim, add: addFiles, remove, refuse } = useAttachments();
@@ -55,6 +165,14 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   const pending = useRef(null); // a draft not yet saved
   const save = useRef(saveDraft);
   save.current = saveDraft;
+  const mirror = useRef(null);
+  // The menu: {char, start, end, query, items, index} (index -1: nothing
+  // highlighted), or null. dismissed: the token Escape closed it on.
+  const [menu, setMenu] = useState(null);
+  const dismissed = useRef('');
+  const caretTo = useRef(-1); // where the caret goes once the text is drawn
+  const app = useRef(commands);
+  app.current = commands || {};
 
   const flush = () => {
     clearTimeout(timer.current);
@@ -98,7 +216,108 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     if (!el) return;
     el.style.height = 'auto';
     el.style.height = el.scrollHeight + 2 + 'px';
+    if (caretTo.current >= 0) {
+      const at = caretTo.current;
+      caretTo.current = -1;
+      el.setSelectionRange(at, at);
+      refreshMenu(el.value, at);
+    }
+    syncScroll();
   }, [text]);
+
+  const syncScroll = () => {
+    if (mirror.current && ta.current) mirror.current.scrollTop = ta.current.scrollTop;
+  };
+
+  // refreshMenu opens, filters or closes the menu for the token at the
+  // caret. A trigger's items may come as a promise (a call): a late answer
+  // for a token no longer typed is dropped.
+  const menuSeq = useRef(0);
+  const refreshMenu = (value, caret) => {
+    const tok = tokenAt(value, caret);
+    const seq = ++menuSeq.current;
+    if (!tok) {
+      dismissed.current = '';
+      setMenu(null);
+      return;
+    }
+    const id = tok.char + tok.start + ':' + tok.query;
+    if (dismissed.current && dismissed.current === id) return;
+    dismissed.current = '';
+    const apply = (items) => {
+      if (seq !== menuSeq.current) return;
+      const list = Array.isArray(items) ? items : [];
+      setMenu((old) => (list.length ? { ...tok, items: list, index: old && old.char === tok.char && old.query === tok.query ? Math.min(old.index, list.length - 1) : -1 } : null));
+    };
+    let got;
+    try {
+      got = tok.spec.items(tok.query, app.current);
+    } catch (err) {
+      console.warn('lembas: menu items:', err);
+      got = [];
+    }
+    if (got && typeof got.then === 'function') got.then(apply, () => apply([]));
+    else apply(got);
+  };
+
+  // setValue puts v in the box with the caret at caret (the draft follows).
+  const setValue = (v, caret = v.length) => {
+    caretTo.current = caret;
+    setText(v);
+    schedule(v);
+  };
+
+  const chooseItem = (m, item) => {
+    const el = ta.current;
+    const value = el ? el.value : text;
+    setMenu(null);
+    m.spec.choose(item, {
+      app: app.current,
+      text: value,
+      replace: (str) => setValue(value.slice(0, m.start) + str + value.slice(m.end), m.start + str.length),
+      clear: () => { caretTo.current = -1; setText(''); schedule(''); },
+      restore: (str) => { if (ta.current && ta.current.value === '') setValue(str); },
+      attach: (file) => attachFromLibrary(file),
+      focus: () => { if (ta.current) ta.current.focus({ preventScroll: true }); },
+    });
+    if (ta.current) ta.current.focus({ preventScroll: true });
+  };
+
+  // onMenuKey handles the keys the open menu takes; true when it took one.
+  const onMenuKey = (e) => {
+    const m = menu;
+    if (!m || !m.items.length || composing.current || e.isComposing) return false;
+    const n = m.items.length;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const step = e.key === 'ArrowDown' ? 1 : -1;
+      setMenu({ ...m, index: m.index < 0 ? (step > 0 ? 0 : n - 1) : (m.index + step + n) % n });
+      return true;
+    }
+    if (e.key === 'Escape') {
+      dismissed.current = m.char + m.start + ':' + m.query;
+      setMenu(null);
+      e.stopPropagation();
+      return true;
+    }
+    if (e.key === 'Enter' && !e.shiftKey && !e.altKey && m.index >= 0) {
+      chooseItem(m, m.items[m.index]);
+      return true;
+    }
+    if (e.key === 'Tab' && !e.shiftKey && !e.ctrlKey && !e.altKey && !e.metaKey) {
+      if (m.index >= 0) chooseItem(m, m.items[m.index]);
+      else if (n === 1) chooseItem(m, m.items[0]);
+      else {
+        const typed = text.slice(m.start, m.end);
+        const prefix = commonPrefix(m.items.map((it) => it.text));
+        if (prefix.length > typed.length) {
+          const v = text.slice(0, m.start) + prefix + text.slice(m.end);
+          setValue(v, m.start + prefix.length);
+        } else setMenu({ ...m, index: 0 });
+      }
+      return true;
+    }
+    return false;
+  };
 
   const schedule = (v) => {
     if (onDraft) onDraft(v);
@@ -111,7 +330,23 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   const ready = files.filter((f) => f.status === 'ready');
 
   const submit = async () => {
-    const v = text;
+    let v = text;
+    // A slash command runs on an exact match only, and whatever the chat
+    // is doing (/stop while it replies, /help with no model); `//x` is
+    // sent as `/x`; anything else is a message.
+    const cmd = parseSlash(v, app.current);
+    if (cmd && cmd.command) {
+      clearTimeout(timer.current);
+      pending.current = null;
+      setText('');
+      setMenu(null);
+      if (save.current) save.current('');
+      if (onDraft) onDraft('');
+      const ok = await execute(cmd, app.current);
+      if (!ok) setText((cur) => (cur === '' ? v : cur));
+      return;
+    }
+    if (cmd && cmd.escaped !== undefined) v = cmd.escaped;
     if ((!v.trim() && ready.length === 0) || streaming || disabled || sending) return;
     if (uploading) {
       toast('Wait for the files to finish uploading.');
@@ -120,6 +355,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     clearTimeout(timer.current);
     pending.current = null;
     setText('');
+    setMenu(null);
     setSending(true);
     let ok = false;
     try {
@@ -128,7 +364,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
       setSending(false);
     }
     if (!ok) {
-      setText((cur) => (cur === '' ? v : cur));
+      setText((cur) => (cur === '' ? text : cur));
     } else {
       setFiles((fs) => fs.filter((f) => !ready.includes(f)));
       if (onDraft) onDraft('');
@@ -141,6 +377,10 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   // has an "onfoobar" property, which composition events lack: they are
   // written in lower case above so the listener is "compositionstart".
   const onKeyDown = (e) => {
+    if (onMenuKey(e)) {
+      e.preventDefault();
+      return;
+    }
     if (isSendKey(e, composing.current)) {
       e.preventDefault();
       submit();
@@ -241,12 +481,23 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
       <${AttachmentList} items=${files} onRemove=${removeFile} label="Files to send" />
       ${imagesHidden ? html`<p class="composer-warning" role="status">This model cannot see images: they will not be sent to it. Choose a model marked for vision to ask about them.</p>` : null}
       <label class="visually-hidden" for="composer-input">Message</label>
-      <textarea id="composer-input" class="composer-input" ref=${ta} rows="1" value=${text}
-        placeholder=${placeholder || 'Write a message'} aria-describedby=${disabledReason ? 'composer-note' : undefined}
-        onInput=${(e) => { setText(e.currentTarget.value); schedule(e.currentTarget.value); }}
-        onKeyDown=${onKeyDown} onPaste=${onPaste}
-        oncompositionstart=${() => { composing.current = true; }}
-        oncompositionend=${() => { setTimeout(() => { composing.current = false; }, 0); }}></textarea>
+      <div class="composer-field">
+        ${menu && menu.items.length ? html`<${ComposerMenu} menu=${menu} onChoose=${(item) => chooseItem(menu, item)} />` : null}
+        <div class="composer__mirror" ref=${mirror} aria-hidden="true">${segments(text, app.current).map((sg, i) => (sg.token
+          ? html`<span key=${i} class="composer__token">${sg.text}</span>` : sg.text))}${ZWSP}</div>
+        <textarea id="composer-input" class="composer-input" ref=${ta} rows="1" value=${text}
+          placeholder=${placeholder || 'Write a message'} aria-describedby=${disabledReason ? 'composer-note' : undefined}
+          role="combobox" aria-autocomplete="list" aria-haspopup="listbox" aria-expanded=${menu && menu.items.length ? 'true' : 'false'}
+          aria-controls=${menu && menu.items.length ? 'composer-menu' : undefined}
+          aria-activedescendant=${menu && menu.index >= 0 ? 'composer-menu-' + menu.index : undefined}
+          onInput=${(e) => { const el = e.currentTarget; setText(el.value); schedule(el.value); refreshMenu(el.value, el.selectionEnd); }}
+          onKeyDown=${onKeyDown} onPaste=${onPaste} onScroll=${syncScroll}
+          onKeyUp=${(e) => { if (/^(ArrowLeft|ArrowRight|Home|End)$/.test(e.key)) refreshMenu(e.currentTarget.value, e.currentTarget.selectionEnd); }}
+          onClick=${(e) => refreshMenu(e.currentTarget.value, e.currentTarget.selectionEnd)}
+          onBlur=${() => setMenu(null)}
+          oncompositionstart=${() => { composing.current = true; }}
+          oncompositionend=${() => { setTimeout(() => { composing.current = false; }, 0); }}></textarea>
+      </div>
       <div class="composer-bar">
         <input type="file" multiple class="visually-hidden" tabindex="-1" aria-hidden="true" ref=${picker}
           accept=${lim ? lim.accept : undefined} id="composer-file"
@@ -273,4 +524,26 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
         </button>
       </div>
     </form>`;
+}
+
+// ComposerMenu is the list the open menu shows, above the box. An item is
+// chosen on pointerdown (prevented, so the box keeps its focus and the
+// menu is not closed by a blur first).
+function ComposerMenu({ menu, onChoose }) {
+  const list = useRef(null);
+  useEffect(() => {
+    const el = list.current && list.current.querySelector('.is-active');
+    if (el) el.scrollIntoView({ block: 'nearest' });
+  }, [menu.index]);
+  return html`
+    <ul class="composer-menu" id="composer-menu" role="listbox" ref=${list}
+      aria-label=${menu.char === '/' ? 'Commands' : 'Suggestions'}>
+      ${menu.items.map((it, i) => html`
+        <li key=${it.key} id=${'composer-menu-' + i} role="option" aria-selected=${i === menu.index ? 'true' : 'false'}
+          class=${'composer-menu-item' + (i === menu.index ? ' is-active' : '')}
+          onPointerDown=${(e) => { e.preventDefault(); onChoose(it); }}>
+          <span class="composer-menu-label">${it.label}</span>
+          ${it.hint ? html`<span class="composer-menu-hint">${it.hint}</span>` : null}
+        </li>`)}
+    </ul>`;
 }

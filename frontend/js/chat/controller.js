@@ -843,6 +843,21 @@ export function useChatController(chatId) {
   const modelTools = caps.tools && Array.isArray(available)
     ? available.filter((t) => !(caps.toolsOff || []).includes(String(t.family).split(':')[0])) : [];
   const toolsOff = isNew ? !!pendingSettings.toolsOff : !!(chat && chat.toolsOff);
+  // setEffort sets the chat's reasoning effort ('' = none: the model's
+  // default), keeping its other parameters (the /effort command). Its
+  // error is thrown, for the command to show.
+  const setEffort = async (effort) => {
+    const cur = isNew ? pendingSettings.params : chat && chat.params;
+    const params = { ...(cur || {}) };
+    if (effort) params.reasoning_effort = effort;
+    else delete params.reasoning_effort;
+    if (isNew) setPendingSettings((p) => ({ ...p, params }));
+    else {
+      const c = await call('Chats.Update', chatId, { params });
+      setChat((old) => ({ ...old, ...c }));
+    }
+    toast(effort ? `Reasoning effort: ${effort}.` : 'Reasoning effort: the default.', { timeout: 2500 });
+  };
   const setToolsOff = async (off) => {
     if (isNew) {
       setPendingSettings((p) => ({ ...p, toolsOff: off }));
@@ -908,7 +923,7 @@ export function useChatController(chatId) {
   return {
     chatId, isNew, store, chat, load, messages, states, hasMore, olderLoading, highlightId, showJump,
     renaming, setRenaming, pendingSettings, modelId, model, busy, title, noConnections, disabledReason,
-    modelTools, toolsOff, setToolsOff, library, newAgent, setNewAgent, setAgentMode, carryOutPlan,
+    modelTools, toolsOff, setToolsOff, setEffort, library, newAgent, setNewAgent, setAgentMode, carryOutPlan,
     lastId, lastAssistant, draft,
     scroller, inner, announceEl, reader,
     loadOlder, onScroll, jump, onSynced, announce, onTranscriptClick,

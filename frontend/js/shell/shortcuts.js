@@ -4,24 +4,20 @@
 // preference (Prefs.shortcuts holds only the changed ones); two actions on
 // the same keys, or keys the system or typing needs, are refused with a
 // message that says why.
+//
+// The actions are the commands with keys in chat/commands.js, the one
+// table that the composer's slash commands and the help dialog read too:
+// ids, labels and what they do are written there once.
 
 import { html, useState, useEffect, useLayoutEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { isDesktop } from '../core/transport.js';
-import { navigate, hrefs } from '../core/router.js';
-import { trapTab, toast } from '../core/ui.js';
-import { openQuickChat } from './quick.js';
+import { hrefs } from '../core/router.js';
+import { trapTab } from '../core/ui.js';
 import { getState, loadPrefs, savePrefs, subscribe } from '../core/store.js';
+import { COMMANDS, runCommand, available as availableCommands } from '../chat/commands.js';
 
-/** ACTIONS in the order the help dialog lists them. */
-export const ACTIONS = [
-  { id: 'newChat', label: 'New chat', keys: 'Ctrl+Shift+O' },
-  { id: 'quickChat', label: 'Quick chat', keys: 'Ctrl+Shift+Q', desktop: true },
-  { id: 'searchChats', label: 'Search chats', keys: 'Ctrl+K' },
-  { id: 'focusComposer', label: 'Focus the message box', keys: 'Shift+Escape' },
-  { id: 'stop', label: 'Stop the reply', keys: 'Ctrl+Shift+X' },
-  { id: 'toggleSidebar', label: 'Show or hide the sidebar', keys: 'Ctrl+Shift+S' },
-  { id: 'help', label: 'Keyboard shortcuts', keys: 'Ctrl+/' },
-];
+/** ACTIONS in the order the help dialog lists them: the table's commands with keys. */
+export const ACTIONS = COMMANDS.filter((c) => c.keys);
 
 // Keys that typing, editing or the browser need. Refused as shortcuts.
 const RESERVED = {
@@ -103,41 +99,9 @@ export function checkKeys(action, keys, o = overrides) {
 
 // ---------- Running actions ----------
 
-function focusLater(selector) {
-  let tries = 0;
-  const step = () => {
-    const el = document.querySelector(selector);
-    if (el && el.getClientRects().length) el.focus();
-    else if (tries++ < 20) setTimeout(step, 25);
-  };
-  requestAnimationFrame(step);
-}
-
-const RUN = {
-  newChat: () => {
-    navigate(hrefs.newChat);
-    focusLater('#composer-input');
-  },
-  quickChat: () => {
-    if (!openQuickChat()) toast('Quick chat is part of the desktop app.', { timeout: 3000 });
-  },
-  searchChats: () => {
-    window.dispatchEvent(new CustomEvent('lembas:sidebar', { detail: 'show' }));
-    focusLater('#chat-search');
-  },
-  focusComposer: () => focusLater('#composer-input'),
-  stop: () => {
-    const btn = document.querySelector('#composer-button.is-stop');
-    if (btn) btn.click();
-  },
-  toggleSidebar: () => window.dispatchEvent(new CustomEvent('lembas:sidebar', { detail: 'toggle' })),
-  help: () => window.dispatchEvent(new Event('lembas:shortcuts')),
-};
-
 /** runAction runs one action by id (the tests and the help dialog use it). */
 export function runAction(id) {
-  const fn = RUN[id];
-  if (fn) fn();
+  if (ACTIONS.some((a) => a.id === id)) runCommand(id);
 }
 
 let capturing = false;
@@ -152,7 +116,7 @@ function onKey(e) {
   // "?" opens the list, but only where it is not being typed.
   if (!editable && e.key === '?' && !e.ctrlKey && !e.altKey && !e.metaKey) {
     e.preventDefault();
-    RUN.help();
+    runCommand('help');
     return;
   }
   const combo = comboOf(e);
@@ -165,7 +129,7 @@ function onKey(e) {
   // With a dialog open, only the help shortcut (which toggles it) works.
   if (document.querySelector('dialog[open]') && action.id !== 'help') return;
   e.preventDefault();
-  RUN[action.id]();
+  runCommand(action.id);
 }
 
 /** initShortcuts loads the reader's shortcuts and listens for keys. */
@@ -210,6 +174,7 @@ export function ShortcutsHost() {
     if (d && d.open) d.close();
     setOpen(false);
   };
+  const slash = availableCommands().filter((c) => c.name);
   return html`
     <dialog class="dialog shortcuts-dialog" id="shortcuts-dialog" ref=${ref} aria-labelledby="shortcuts-title"
       oncancel=${(e) => { e.preventDefault(); close(); }} onKeyDown=${(e) => trapTab(e, ref.current)}>
@@ -225,6 +190,14 @@ export function ShortcutsHost() {
           </tbody>
         </table>
         <p class="dialog-body">Change them in <a href=${hrefs.settings('keyboard')} onClick=${close}>Settings → Keyboard</a>.</p>
+        <h3 class="dialog-subtitle" id="commands-title">Commands</h3>
+        <p class="dialog-body">Type them at the start of a message. Only a whole command runs; start with // to send a message that begins with /.</p>
+        <table class="table shortcuts-table commands-table" id="commands-table" aria-labelledby="commands-title">
+          <tbody>
+            ${slash.map((c) => html`
+              <tr key=${c.id}><th scope="row">${c.label}</th><td><code>/${c.name}${c.arg ? ' ' + c.arg.hint : ''}</code></td></tr>`)}
+          </tbody>
+        </table>
         <div class="dialog-actions">
           <button type="button" class="btn btn-primary" onClick=${close}>Close</button>
         </div>

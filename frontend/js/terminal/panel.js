@@ -46,8 +46,9 @@ function remember(chatId, open) {
 
 /**
  * useTerminalSlot is the chat screen's terminal, given its controller c:
- * {button, panel}, both null unless the chat is an agent chat. The chat
- * screen puts button in its header and panel in its side slot.
+ * {button, panel, toggle}, all null unless the chat is an agent chat. The
+ * chat screen puts button in its header and panel in its side slot, and
+ * hands toggle to the composer's commands.
  */
 export function useTerminalSlot(c) {
   const chatId = c.chatId;
@@ -58,7 +59,7 @@ export function useTerminalSlot(c) {
   useEffect(() => {
     setOpen(agent && remembered(chatId));
   }, [chatId, agent]);
-  if (!agent) return { button: null, panel: null };
+  if (!agent) return { button: null, panel: null, toggle: null };
   const toggle = (v) => {
     clicked.current = v;
     setOpen(v);
@@ -71,6 +72,7 @@ export function useTerminalSlot(c) {
     setTimeout(() => { if (btn.current) btn.current.focus(); }, 0);
   };
   return {
+    toggle: () => toggle(!open), // the /terminal command
     button: html`
       <button type="button" ref=${btn} class=${'btn btn-ghost btn-sm term-toggle' + (open ? ' is-on' : '')} aria-pressed=${open ? 'true' : 'false'}
         aria-controls="terminal-panel" onClick=${() => toggle(!open)}>Terminal</button>`,
