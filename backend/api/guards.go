@@ -214,6 +214,7 @@ var Table = map[string]Guards{
 	"Agent": {
 		"Profiles": agentUse, "CreateProfile": agentUse, "UpdateProfile": agentUse, "DeleteProfile": agentUse,
 		"ScanHostKey": agentUse, "AcceptHostKey": agentUse, "ForgetHostKey": agentUse, "Test": agentUse, "Browse": agentUse,
+		"ProjectFiles": agentUse, "AttachFile": agentUse,
 		"Settings": agentUse, "SetSettings": AdminOnly,
 	},
 	// The terminal panel: in the desktop window through calls and events

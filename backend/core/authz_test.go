@@ -308,6 +308,8 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Agent.Test":          {args: func(s authzIDs) []any { return []any{s.Profile} }},
 		"Agent.Browse":        {args: func(s authzIDs) []any { return []any{s.Profile, "/"} }},
 		"Agent.Settings":      {args: authzNone},
+		"Agent.ProjectFiles":  {args: func(s authzIDs) []any { return []any{s.Chat, ""} }},
+		"Agent.AttachFile":    {args: func(s authzIDs) []any { return []any{s.Chat, "/etc/passwd"} }},
 		"Agent.SetSettings":   {args: func(authzIDs) []any { return []any{map[string]any{"enabled": false}} }},
 	}
 }

@@ -312,6 +312,7 @@ func (c *Core) open(ctx context.Context) error {
 		c.Tools.AddSource(src)
 	}
 	c.Agent = agent.New(db, c.Secrets, c.Log, c.opt.Agent)
+	c.Agent.UseFiles(c.Files)
 	for _, src := range c.Agent.Sources() {
 		c.Tools.AddSource(src)
 	}
