@@ -224,6 +224,12 @@ var Table = map[string]Guards{
 		"Open": terminalWindow, "Input": terminalWindow, "Resize": terminalWindow, "Close": terminalWindow,
 		"LastCommand": agentUse,
 	},
+	// The new-chat screen's cards: everyone reads them, administrators
+	// keep them.
+	"Suggestions": {
+		"List": SignedIn, "Admin": AdminOnly, "Create": AdminOnly, "Update": AdminOnly,
+		"Delete": AdminOnly, "Reorder": AdminOnly,
+	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,
