@@ -10,6 +10,7 @@ import { AttachmentList, SmallIcon, filesFrom, formatSize, droppedFile, useAttac
 import { on, isDesktop } from '../core/transport.js';
 import { DictateButton } from './voice.js';
 import { KnowledgeScope, LibraryAttach } from '../library/inchat.js';
+import { FILL_EVENT } from './suggestions.js';
 
 export const DRAFT_DELAY_MS = 500;
 
@@ -76,6 +77,19 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
 
   useEffect(() => {
     if (autoFocus && ta.current) ta.current.focus({ preventScroll: true });
+  }, []);
+
+  // A suggestion card fills the box (suggestions.js fillComposer).
+  useEffect(() => {
+    const fill = (e) => {
+      const v = String(e.detail || '');
+      setText(v);
+      schedule(v);
+      const el = ta.current;
+      if (el) requestAnimationFrame(() => { el.focus({ preventScroll: true }); el.setSelectionRange(v.length, v.length); });
+    };
+    window.addEventListener(FILL_EVENT, fill);
+    return () => window.removeEventListener(FILL_EVENT, fill);
   }, []);
 
   // A document attached from the library is an unsent upload already.
