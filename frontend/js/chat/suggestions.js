@@ -38,7 +38,7 @@ export function SuggestionCards({ modelId, onSend, disabled }) {
     <ul class="suggestions" aria-label="Suggestions" id="suggestions">
       ${list.map((s) => html`
         <li key=${s.id}>
-          <button type="button" class="suggestion-card" data-send=${s.send ? 'true' : 'false'} disabled=${s.send && disabled}
+          <button type="button" class="suggestion-card" data-send=${s.send ? 'true' : 'false'} disabled=${!!s.send && !!disabled}
             onClick=${() => choose(s)}>
             <span class="suggestion-title">${s.title}</span>
             <span class="suggestion-prompt">${s.prompt}</span>
