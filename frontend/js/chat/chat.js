@@ -145,7 +145,8 @@ function ChatComposer({ c, narrow }) {
           disabled=${!!c.disabledReason} disabledReason=${c.disabledReason}
           onSend=${c.send} onStop=${c.stop} autoFocus=${!narrow}
           vision=${!!(c.model || { capabilities: {} }).capabilities?.vision}
-          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${agent ? null : c.setToolsOff} library=${c.library} />`}
+          tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${agent ? null : c.setToolsOff} library=${c.library}
+          refs=${{ chatId: c.chatId, agent }} />`}
     </div>`;
 }
 

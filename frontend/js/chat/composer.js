@@ -11,6 +11,7 @@ import { on, isDesktop } from '../core/transport.js';
 import { DictateButton } from './voice.js';
 import { KnowledgeScope, LibraryAttach } from '../library/inchat.js';
 import { FILL_EVENT } from './suggestions.js';
+import { trigger as mentionTrigger, mentionAt } from './mentions.js';
 
 export const DRAFT_DELAY_MS = 500;
 
@@ -44,7 +45,7 @@ export function isSendKey(e, composing) {
  *   library      {bases, scope, setScope} when the person keeps a library
  *                (null: no knowledge control, no "Attach from library")
  */
-export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null }) {
+export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null, refs = null }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
   const { files, setFiles, lim, add: addFiles, remove, refuse } = useAttachments();
@@ -102,6 +103,64 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     if (ta.current) ta.current.focus({ preventScroll: true });
   };
 
+  // The `@` menu (mentions.js): {start, end, query, items, index} or null.
+  // A minimal hook until the composer's shared menu (registerTrigger)
+  // takes `@` too: same markup, same keys.
+  const [menu, setMenu] = useState(null);
+  const menuSeq = useRef(0);
+  const ctxRef = useRef(refs);
+  ctxRef.current = { ...(refs || {}), library };
+  const refreshMenu = (value, caret) => {
+    const tok = mentionAt(value, caret);
+    const seq = ++menuSeq.current;
+    if (!tok) { setMenu(null); return; }
+    mentionTrigger.items(tok.query, ctxRef.current).then((items) => {
+      if (seq !== menuSeq.current) return;
+      setMenu(items.length ? { ...tok, items, index: -1 } : null);
+    }, () => { if (seq === menuSeq.current) setMenu(null); });
+  };
+  const chooseItem = (m, item) => {
+    const el = ta.current;
+    const value = el ? el.value : text;
+    menuSeq.current++;
+    setMenu(null);
+    mentionTrigger.choose(item, {
+      app: ctxRef.current,
+      text: value,
+      replace: (str) => {
+        const v = value.slice(0, m.start) + str + value.slice(m.end);
+        setText(v);
+        schedule(v);
+        const at = m.start + str.length;
+        if (el) requestAnimationFrame(() => el.setSelectionRange(at, at));
+      },
+      attach: (v) => attachFromLibrary(v),
+      focus: () => { if (ta.current) ta.current.focus({ preventScroll: true }); },
+    });
+    if (ta.current) ta.current.focus({ preventScroll: true });
+  };
+  const onMenuKey = (e) => {
+    const m = menu;
+    if (!m || composing.current || e.isComposing) return false;
+    const n = m.items.length;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const step = e.key === 'ArrowDown' ? 1 : -1;
+      setMenu({ ...m, index: m.index < 0 ? (step > 0 ? 0 : n - 1) : (m.index + step + n) % n });
+      return true;
+    }
+    if (e.key === 'Escape') {
+      menuSeq.current++;
+      setMenu(null);
+      e.stopPropagation();
+      return true;
+    }
+    if ((e.key === 'Enter' && !e.shiftKey && m.index >= 0) || (e.key === 'Tab' && !e.shiftKey && (m.index >= 0 || n === 1))) {
+      chooseItem(m, m.items[Math.max(m.index, 0)]);
+      return true;
+    }
+    return false;
+  };
+
   const removeFile = (item) => {
     remove(item);
     if (ta.current) ta.current.focus({ preventScroll: true });
@@ -155,6 +214,10 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   // has an "onfoobar" property, which composition events lack: they are
   // written in lower case above so the listener is "compositionstart".
   const onKeyDown = (e) => {
+    if (onMenuKey(e)) {
+      e.preventDefault();
+      return;
+    }
     if (isSendKey(e, composing.current)) {
       e.preventDefault();
       submit();
@@ -254,10 +317,20 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     <form class=${'composer' + (dragging ? ' is-dragging' : '')} onSubmit=${onSubmit}>
       <${AttachmentList} items=${files} onRemove=${removeFile} label="Files to send" />
       ${imagesHidden ? html`<p class="composer-warning" role="status">This model cannot see images: they will not be sent to it. Choose a model marked for vision to ask about them.</p>` : null}
+      ${menu ? html`
+        <ul class="composer-menu" id="composer-menu" role="listbox" aria-label="References">
+          ${menu.items.map((it, i) => html`
+            <li key=${it.key} id=${'composer-menu-' + i} role="option" aria-selected=${i === menu.index ? 'true' : 'false'}
+              class=${'composer-menu-item' + (i === menu.index ? ' is-active' : '') + (it.note ? ' is-note' : '')}
+              onPointerDown=${(e) => { e.preventDefault(); chooseItem(menu, it); }}>
+              <span class="composer-menu-label">${it.label}</span>
+              ${it.hint ? html`<span class="composer-menu-hint">${it.hint}</span>` : null}
+            </li>`)}
+        </ul>` : null}
       <label class="visually-hidden" for="composer-input">Message</label>
       <textarea id="composer-input" class="composer-input" ref=${ta} rows="1" value=${text}
         placeholder=${placeholder || 'Write a message'} aria-describedby=${disabledReason ? 'composer-note' : undefined}
-        onInput=${(e) => { setText(e.currentTarget.value); schedule(e.currentTarget.value); }}
+        onInput=${(e) => { const el = e.currentTarget; setText(el.value); schedule(el.value); refreshMenu(el.value, el.selectionStart); }}
         onKeyDown=${onKeyDown} onPaste=${onPaste}
         oncompositionstart=${() => { composing.current = true; }}
         oncompositionend=${() => { setTimeout(() => { composing.current = false; }, 0); }}></textarea>

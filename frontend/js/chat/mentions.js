@@ -98,3 +98,14 @@ export function sourceTitle(item) {
   if (item.sourceLabel || item.sourcePath) return `${name} — from ${item.sourceLabel || item.sourcePath}`;
   return name;
 }
+
+/**
+ * mentionAt finds the `@` token the caret is in: {start, end, query} or
+ * null. `@` counts at the start or after white space (an e-mail address
+ * is not a reference); the token runs to the caret without white space.
+ */
+export function mentionAt(text, caret) {
+  const m = /(^|\s)@([^\s@]*)$/.exec(text.slice(0, caret));
+  if (!m) return null;
+  return { start: caret - m[2].length - 1, end: caret, query: m[2] };
+}
