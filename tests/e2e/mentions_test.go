@@ -76,8 +76,13 @@ func TestMentionsInChromium(t *testing.T) {
 	}
 
 	// An agent chat on the project.
+	var models []struct{ ID int64 }
+	harness.API(t, a.base, "Models.Picker", &models)
+	if len(models) == 0 {
+		t.Fatal("no models")
+	}
 	var turn struct{ Chat struct{ ID int64 } }
-	harness.API(t, a.base, "Chats.Send", &turn, map[string]any{"content": "hello",
+	harness.API(t, a.base, "Chats.Send", &turn, map[string]any{"content": "hello", "modelId": models[0].ID,
 		"agent": map[string]any{"profile": p.ID, "dir": dir, "mode": "manual"}})
 	a.do(chromedp.Navigate(fmt.Sprintf("%s/#/chat/%d", a.base, turn.Chat.ID)), chromedp.Reload())
 	a.waitJS(`!!document.querySelector('#composer-input') && !!document.querySelector('.msg-assistant')`)
