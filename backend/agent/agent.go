@@ -19,6 +19,7 @@ import (
 	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/chat"
+	"github.com/llembas/lembas/backend/files"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/prompts"
 	"github.com/llembas/lembas/backend/secrets"
@@ -57,6 +58,8 @@ type Service struct {
 
 	index      *indexCache
 	handshakes *limiter
+	// files stores what AttachFile reads (UseFiles).
+	files *files.Service
 	// bg bounds background work (the listing's walks); Close ends it.
 	bg     context.Context
 	stopBg context.CancelFunc

@@ -39,12 +39,17 @@ func (l *memLedger) HasEncrypted(context.Context) (bool, error)             { re
 
 func newService(t *testing.T) (*Service, *store.DB, ids.UserID) {
 	t.Helper()
+	return newServiceOpt(t, Options{})
+}
+
+func newServiceOpt(t *testing.T, opt Options) (*Service, *store.DB, ids.UserID) {
+	t.Helper()
 	db := storetest.Open(t)
 	keeper, err := secrets.Resolve(context.Background(), secrets.Options{DataDir: t.TempDir(), NoKeychain: true}, &memLedger{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(db, func() (*secrets.Keeper, error) { return keeper, nil }, nil, Options{})
+	s := New(db, func() (*secrets.Keeper, error) { return keeper, nil }, nil, opt)
 	t.Cleanup(s.Close)
 	user, _ := storetest.OwnerWithModel(t, db)
 	return s, db, user

@@ -130,3 +130,24 @@ func (a *Agent) Settings(ctx context.Context) (AgentSettings, error) { return a.
 func (a *Agent) SetSettings(ctx context.Context, p AgentSettingsPatch) (AgentSettings, error) {
 	return a.agent.SetSettings(ctx, p)
 }
+
+// ProjectFiles is what `@` offers in an agent chat: project files whose
+// path holds query, from the cached listing only (ready false: none yet).
+type ProjectFiles = agent.ProjectFiles
+
+// ProjectFiles lists the caller's agent chat's files matching query,
+// from the cached listing only: it never waits on the host.
+func (a *Agent) ProjectFiles(ctx context.Context, chatID ids.ChatID, query string) (ProjectFiles, error) {
+	return a.agent.ProjectFiles(ctx, user(ctx), chatID, query)
+}
+
+// AttachFile reads a file of the caller's agent chat's host (a path
+// relative to its directory, or absolute) into an unsent upload, capped
+// like uploads, marked with where it came from.
+func (a *Agent) AttachFile(ctx context.Context, chatID ids.ChatID, path string) (AttachmentView, error) {
+	att, err := a.agent.AttachFile(ctx, user(ctx), chatID, path)
+	if err != nil {
+		return AttachmentView{}, err
+	}
+	return AttachmentViewOf(att), nil
+}

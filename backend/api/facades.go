@@ -33,6 +33,7 @@ type Facades struct {
 	Library     *Library
 	Agent       *Agent
 	Terminal    *Terminal
+	Suggestions *Suggestions
 	Diag        *Diag
 }
 
@@ -55,6 +56,7 @@ func RegisterAll(d *Dispatcher, permits Permits, f Facades) {
 		{"Library", f.Library},
 		{"Agent", f.Agent},
 		{"Terminal", f.Terminal},
+		{"Suggestions", f.Suggestions},
 	} {
 		d.Register(r.name, r.facade, Table[r.name])
 	}

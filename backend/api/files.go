@@ -31,12 +31,17 @@ type AttachmentView struct {
 	Height int              `json:"height,omitempty"`
 	Note   string           `json:"note,omitempty"`
 	URL    string           `json:"url"`
+	// SourcePath and SourceLabel say where a file chosen with @ came
+	// from (shown as text in the chip's title).
+	SourcePath  string `json:"sourcePath,omitempty"`
+	SourceLabel string `json:"sourceLabel,omitempty"`
 }
 
 // AttachmentViewOf returns the view of a stored attachment.
 func AttachmentViewOf(a store.Attachment) AttachmentView {
 	return AttachmentView{ID: a.ID, Kind: a.Kind, Name: a.DisplayName, MIME: a.MIME, Size: a.Size,
-		Width: a.Width, Height: a.Height, Note: a.Note, URL: fmt.Sprintf("/api/files/%d", a.ID)}
+		Width: a.Width, Height: a.Height, Note: a.Note, URL: fmt.Sprintf("/api/files/%d", a.ID),
+		SourcePath: a.SourcePath, SourceLabel: a.SourceLabel}
 }
 
 func attachmentViews(list []store.Attachment) []AttachmentView {

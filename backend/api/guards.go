@@ -215,6 +215,7 @@ var Table = map[string]Guards{
 	"Agent": {
 		"Profiles": agentUse, "CreateProfile": agentUse, "UpdateProfile": agentUse, "DeleteProfile": agentUse,
 		"ScanHostKey": agentUse, "AcceptHostKey": agentUse, "ForgetHostKey": agentUse, "Test": agentUse, "Browse": agentUse,
+		"ProjectFiles": agentUse, "AttachFile": agentUse,
 		"Settings": agentUse, "SetSettings": AdminOnly,
 	},
 	// The terminal panel: in the desktop window through calls and events
@@ -223,6 +224,12 @@ var Table = map[string]Guards{
 	"Terminal": {
 		"Open": terminalWindow, "Input": terminalWindow, "Resize": terminalWindow, "Close": terminalWindow,
 		"LastCommand": agentUse,
+	},
+	// The new-chat screen's cards: everyone reads them, administrators
+	// keep them.
+	"Suggestions": {
+		"List": SignedIn, "Admin": AdminOnly, "Create": AdminOnly, "Update": AdminOnly,
+		"Delete": AdminOnly, "Reorder": AdminOnly,
 	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,

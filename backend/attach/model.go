@@ -36,17 +36,28 @@ func ImageDataURI(mime string, data []byte) string {
 // outside it. note (Result.Note) is put before the text in parentheses, so
 // that a scanned PDF says so instead of contributing nothing.
 func DocumentContext(name, text, note string) string {
-	name = strings.Map(func(r rune) rune {
-		switch r {
-		case '"', '<', '>', '\n', '\r':
-			return -1
-		}
-		return r
-	}, DisplayName(name))
+	return SourcedDocumentContext(name, "", "", text, note)
+}
+
+// SourcedDocumentContext is DocumentContext for a file chosen with @,
+// whose tag also says where it came from (path="…" source="…", each only
+// when set): a model handed main.py cannot tell which of four it is
+// looking at, nor name it back, without them. They are attribute values
+// of a tag we write, so quotes, angle brackets and line breaks are
+// stripped, not escaped.
+func SourcedDocumentContext(name, path, source, text, note string) string {
 	var b strings.Builder
-	b.Grow(len(name) + len(text) + len(note) + 48)
+	b.Grow(len(name) + len(path) + len(source) + len(text) + len(note) + 64)
 	b.WriteString(`<document name="`)
-	b.WriteString(name)
+	b.WriteString(attr(DisplayName(name)))
+	if path = attr(path); path != "" {
+		b.WriteString(`" path="`)
+		b.WriteString(path)
+	}
+	if source = attr(source); source != "" {
+		b.WriteString(`" source="`)
+		b.WriteString(source)
+	}
 	b.WriteString("\">\n")
 	if note != "" {
 		b.WriteString("(")
@@ -61,6 +72,18 @@ func DocumentContext(name, text, note string) string {
 	}
 	b.WriteString("</document>")
 	return b.String()
+}
+
+// attr is s as an attribute value of a tag we write: quotes, angle
+// brackets and line breaks dropped.
+func attr(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '"', '<', '>', '\n', '\r':
+			return -1
+		}
+		return r
+	}, s)
 }
 
 var closingTag = regexp.MustCompile(`(?i)</(document)`)

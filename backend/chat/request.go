@@ -401,7 +401,7 @@ func userTurn(content string, files []turnFile, vision bool) llm.Message {
 					strings.NewReplacer("[", "(", "]", ")").Replace(f.DisplayName)))
 			}
 		default:
-			docs = append(docs, attach.DocumentContext(f.DisplayName, f.Text, f.Note))
+			docs = append(docs, attach.SourcedDocumentContext(f.DisplayName, f.SourcePath, f.SourceLabel, f.Text, f.Note))
 		}
 	}
 	text := content

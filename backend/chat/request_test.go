@@ -108,6 +108,22 @@ func TestAttachmentsGoIntoTheirTurns(t *testing.T) {
 	}
 }
 
+// TestReferencedFileSaysWhereItCameFrom: a file chosen with @ reaches the
+// model in a tag naming its path and source.
+func TestReferencedFileSaysWhereItCameFrom(t *testing.T) {
+	f := turnFile{Attachment: store.Attachment{Kind: "text", DisplayName: "main.go", Text: "package main",
+		SourcePath: "/srv/app/main.go", SourceLabel: "sam@box:/srv/app"}}
+	d := newDraft()
+	d.path = []store.Message{{ID: 1, Role: store.RoleUser, Content: "fix @main.go"}}
+	d.files = map[ids.MessageID][]turnFile{1: {f}}
+	turns(context.Background(), d)
+	attachments(context.Background(), d)
+	want := `<document name="main.go" path="/srv/app/main.go" source="sam@box:/srv/app">`
+	if m := d.req.Messages[0]; !strings.HasPrefix(m.Content, want) || !strings.HasSuffix(m.Content, "fix @main.go") {
+		t.Errorf("got %q, want it to start %q", m.Content, want)
+	}
+}
+
 func TestContinueNudgeEndsOnlyAContinue(t *testing.T) {
 	d := newDraft()
 	continueNudge(context.Background(), d)

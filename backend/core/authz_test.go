@@ -310,6 +310,18 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Agent.Test":          {args: func(s authzIDs) []any { return []any{s.Profile} }},
 		"Agent.Browse":        {args: func(s authzIDs) []any { return []any{s.Profile, "/"} }},
 		"Agent.Settings":      {args: authzNone},
+		"Suggestions.List":    {args: func(s authzIDs) []any { return []any{s.Model} }, filters: true},
+		"Suggestions.Admin":   {args: authzNone},
+		"Suggestions.Create": {args: func(s authzIDs) []any {
+			return []any{map[string]any{"title": "pwned", "prompt": "pwned", "modelId": s.Model}}
+		}},
+		"Suggestions.Update": {args: func(s authzIDs) []any {
+			return []any{1, map[string]any{"title": "pwned", "prompt": "pwned", "modelId": s.Model}}
+		}},
+		"Suggestions.Delete":  {args: func(authzIDs) []any { return []any{1} }},
+		"Suggestions.Reorder": {args: func(authzIDs) []any { return []any{[]int64{2, 1}} }},
+		"Agent.ProjectFiles":  {args: func(s authzIDs) []any { return []any{s.Chat, ""} }},
+		"Agent.AttachFile":    {args: func(s authzIDs) []any { return []any{s.Chat, "/etc/passwd"} }},
 		"Agent.SetSettings":   {args: func(authzIDs) []any { return []any{map[string]any{"enabled": false}} }},
 	}
 }

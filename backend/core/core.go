@@ -48,6 +48,7 @@ import (
 	"github.com/llembas/lembas/backend/secrets"
 	"github.com/llembas/lembas/backend/settings"
 	"github.com/llembas/lembas/backend/store"
+	"github.com/llembas/lembas/backend/suggestions"
 	"github.com/llembas/lembas/backend/terminal"
 	"github.com/llembas/lembas/backend/tools"
 	webtools "github.com/llembas/lembas/backend/web"
@@ -156,6 +157,8 @@ type Core struct {
 	Library *library.Service
 	// Agent is agent chats' SSH profiles, settings, policy and tools.
 	Agent *agent.Service
+	// Suggestions are the new-chat screen's cards.
+	Suggestions *suggestions.Service
 	// Prompts is the harness: fragments, overrides, the text a reply gets.
 	Prompts *prompts.Service
 	// Drops shelves files dropped onto the desktop window until the
@@ -312,6 +315,11 @@ func (c *Core) open(ctx context.Context) error {
 		c.Tools.AddSource(src)
 	}
 	c.Agent = agent.New(db, c.Secrets, c.Log, c.opt.Agent)
+	c.Agent.UseFiles(c.Files)
+	c.Suggestions = suggestions.New(db)
+	if err := c.Suggestions.Seed(ctx); err != nil {
+		return fmt.Errorf("seed suggestions: %w", err)
+	}
 	for _, src := range c.Agent.Sources() {
 		c.Tools.AddSource(src)
 	}
@@ -363,6 +371,7 @@ func (c *Core) open(ctx context.Context) error {
 		Library:     api.NewLibrary(c.Library, c.Render),
 		Agent:       api.NewAgent(c.Agent),
 		Terminal:    api.NewTerminal(c.Terminal, c.Bus),
+		Suggestions: api.NewSuggestions(c.Suggestions),
 	}
 	if cfg.SelfTest {
 		var release func()

@@ -306,6 +306,18 @@ var facadeCalls = []facadeCall{
 	{"Agent.Test", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
 	{"Agent.Browse", func(*testing.T, *world) []any { return []any{999, ""} }, apperr.NotFound},
 	{"Agent.Settings", noArgs, ""},
+	{"Agent.ProjectFiles", func(t *testing.T, w *world) []any { return []any{w.newChat(t), ""} }, apperr.Invalid},
+	{"Agent.AttachFile", func(t *testing.T, w *world) []any { return []any{w.newChat(t), "a.txt"} }, apperr.Invalid},
+	{"Suggestions.List", func(*testing.T, *world) []any { return []any{nil} }, ""},
+	{"Suggestions.Admin", noArgs, ""},
+	{"Suggestions.Create", func(*testing.T, *world) []any {
+		return []any{map[string]any{"title": "Tea", "prompt": "How do I brew tea?"}}
+	}, ""},
+	{"Suggestions.Update", func(*testing.T, *world) []any {
+		return []any{999, map[string]any{"title": "Tea", "prompt": "How do I brew tea?"}}
+	}, apperr.NotFound},
+	{"Suggestions.Delete", func(*testing.T, *world) []any { return []any{999} }, apperr.NotFound},
+	{"Suggestions.Reorder", func(*testing.T, *world) []any { return []any{[]int64{2, 1}} }, ""},
 	{"Agent.SetSettings", func(*testing.T, *world) []any { return []any{map[string]any{}} }, ""},
 	{"Chats.Answer", func(*testing.T, *world) []any {
 		return []any{999, map[string]any{"id": "x", "items": map[string]any{}}}

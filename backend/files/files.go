@@ -175,6 +175,13 @@ func mb(n int64) string {
 // Upload processes one file and keeps it as an unsent upload of user. name
 // is the user's file name, only ever shown.
 func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io.Reader) (store.Attachment, error) {
+	return s.UploadFrom(ctx, user, name, r, "", "")
+}
+
+// UploadFrom is Upload of a file that came from somewhere the chip and
+// the model are told of: sourcePath and sourceLabel (a project file's
+// path and "user@host:dir").
+func (s *Service) UploadFrom(ctx context.Context, user ids.UserID, name string, r io.Reader, sourcePath, sourceLabel string) (store.Attachment, error) {
 	n, err := s.db.CountUnbound(ctx, user)
 	if err != nil {
 		return store.Attachment{}, err
@@ -190,7 +197,8 @@ func (s *Service) Upload(ctx context.Context, user ids.UserID, name string, r io
 	res := t.Result
 	return s.add(ctx, user, store.Attachment{Kind: string(res.Kind), MIME: res.MIME,
 		DisplayName: attach.DisplayName(name), StorageName: t.StorageName, Size: t.Size,
-		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height}, t.Quota)
+		Text: res.Text, Note: res.Note, Width: res.Width, Height: res.Height,
+		SourcePath: sourcePath, SourceLabel: sourceLabel}, t.Quota)
 }
 
 // add records a stored file as an unsent upload of user, within the

@@ -266,8 +266,14 @@ func (s *Service) AttachDocument(ctx context.Context, user ids.UserID, id ids.Do
 	if note == "" {
 		note = d.Note
 	}
+	// The chip and the model's tag say where it came from: the document's
+	// name and its base's.
+	label := ""
+	if b, err := s.db.KnowledgeBase(ctx, user, d.BaseID); err == nil {
+		label = b.Name
+	}
 	return s.files.Copy(ctx, user, d.StorageName, store.Attachment{Kind: d.Kind, MIME: d.MIME,
-		DisplayName: d.DisplayName, Text: text, Note: note})
+		DisplayName: d.DisplayName, Text: text, Note: note, SourcePath: d.DisplayName, SourceLabel: label})
 }
 
 // ChatScope returns chat's scope (a chat of user's) and the bases it names

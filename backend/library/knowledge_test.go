@@ -439,6 +439,10 @@ func TestDeletedDocumentLeavesItsMessage(t *testing.T) {
 	if a.StorageName == d.StorageName || a.Kind != "pdf" || a.MIME != "application/pdf" || a.DisplayName != "text.pdf" || a.Text != full.Text || a.MessageID != nil {
 		t.Fatalf("attachment %+v", a)
 	}
+	// It says where it came from: the document's name and its base.
+	if a.SourcePath != "text.pdf" || a.SourceLabel != "Papers" {
+		t.Errorf("the attachment's source: %q %q", a.SourcePath, a.SourceLabel)
+	}
 	_, um, _, err := h.db.AddTurn(ctx, h.frodo, store.Turn{Title: "Paper",
 		User:  store.Message{Role: store.RoleUser, Content: "Read this", Attachments: []ids.AttachmentID{a.ID}},
 		Reply: store.Message{Role: store.RoleAssistant, Status: store.StatusFinal}})

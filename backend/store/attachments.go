@@ -27,16 +27,21 @@ type Attachment struct {
 	Width       int
 	Height      int
 	CreatedAt   int64
+	// SourcePath and SourceLabel say where a file chosen with @ came
+	// from: a project file's path and "user@host:dir", a library
+	// document's name and its base's. Empty for an upload.
+	SourcePath  string
+	SourceLabel string
 }
 
 const attachmentColumns = `a.id, a.user_id, a.message_id, a.kind, a.mime, a.display_name, a.storage_name,
-	a.size, a.text, a.note, a.width, a.height, a.created_at`
+	a.size, a.text, a.note, a.width, a.height, a.created_at, a.source_path, a.source_label`
 
 func scanAttachment(row interface{ Scan(...any) error }) (Attachment, error) {
 	var a Attachment
 	var msg sql.NullInt64
 	err := row.Scan(&a.ID, &a.UserID, &msg, &a.Kind, &a.MIME, &a.DisplayName, &a.StorageName,
-		&a.Size, &a.Text, &a.Note, &a.Width, &a.Height, &a.CreatedAt)
+		&a.Size, &a.Text, &a.Note, &a.Width, &a.Height, &a.CreatedAt, &a.SourcePath, &a.SourceLabel)
 	if msg.Valid {
 		m := ids.MessageID(msg.Int64)
 		a.MessageID = &m
@@ -92,9 +97,11 @@ func (db *DB) AddAttachmentWithin(ctx context.Context, user ids.UserID, a Attach
 			}
 		}
 		res, err := tx.ExecContext(ctx, `
-			INSERT INTO attachments (user_id, kind, mime, display_name, storage_name, size, text, note, width, height, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			user, a.Kind, a.MIME, a.DisplayName, a.StorageName, a.Size, a.Text, a.Note, a.Width, a.Height, nowMillis())
+			INSERT INTO attachments (user_id, kind, mime, display_name, storage_name, size, text, note, width, height, created_at,
+				source_path, source_label)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			user, a.Kind, a.MIME, a.DisplayName, a.StorageName, a.Size, a.Text, a.Note, a.Width, a.Height, nowMillis(),
+			a.SourcePath, a.SourceLabel)
 		if err != nil {
 			return fmt.Errorf("insert attachment: %w", err)
 		}

@@ -296,6 +296,12 @@ var Current = Schema{
 				{Name: "height", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "position", Type: "INTEGER NOT NULL DEFAULT 0"},
 				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				// source_path and source_label say where an attachment
+				// chosen with @ came from (a project file's path and
+				// user@host:dir, a library document's name and base):
+				// the model's document tag carries them.
+				{Name: "source_path", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "source_label", Type: "TEXT NOT NULL DEFAULT ''"},
 			},
 			Indexes: []Index{
 				{Name: "attachments_message", On: "attachments(message_id, position)"},
@@ -563,6 +569,25 @@ var Current = Schema{
 				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
 			},
 			Indexes: []Index{{Name: "ssh_profiles_user", On: "ssh_profiles(user_id)"}},
+		},
+		{
+			// suggestions are the cards of the new-chat screen, kept by
+			// administrators: choosing one fills the composer with prompt,
+			// or sends it when send is 1. model_id set: shown only when
+			// that model is chosen. Seeded once (setting
+			// suggestions_seeded), so deleting the defaults sticks.
+			Name: "suggestions",
+			Columns: []Column{
+				{Name: "id", Type: "INTEGER PRIMARY KEY"},
+				{Name: "title", Type: "TEXT NOT NULL"},
+				{Name: "prompt", Type: "TEXT NOT NULL"},
+				{Name: "send", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "model_id", Type: "INTEGER REFERENCES models(id) ON DELETE CASCADE"},
+				{Name: "position", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "created_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+				{Name: "updated_at", Type: "INTEGER NOT NULL DEFAULT 0"},
+			},
+			Indexes: []Index{{Name: "suggestions_position", On: "suggestions(position)"}},
 		},
 	},
 	FTS: []FTS{

@@ -7,6 +7,7 @@
 
 import { html, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { call, ApiError, isDesktop } from '../core/transport.js';
+import { sourceTitle } from './mentions.js';
 
 // The limits until Files.Limits answers (the server's defaults).
 const FALLBACK = { maxBytes: 32 << 20, maxFiles: 10, maxPending: 40, accept: '', kinds: '', allowed: true };
@@ -163,7 +164,7 @@ export function Chip({ item, onRemove }) {
       ${item.note && status === 'ready' ? html`<span class="attach-note">${item.note}</span>` : null}
     </span>`;
   return html`
-    <li class=${'attach-chip is-' + status + ' kind-' + icon} data-kind=${item.kind || ''} title=${label}>
+    <li class=${'attach-chip is-' + status + ' kind-' + icon} data-kind=${item.kind || ''} title=${sourceTitle(item)}>
       ${item.url && status === 'ready' && !onRemove
         ? html`<a class="attach-link" href=${item.url} target="_blank" rel="noopener noreferrer">${body}</a>`
         : body}

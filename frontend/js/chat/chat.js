@@ -18,6 +18,7 @@ import { html, useEffect, useRef } from '../../vendor/htm-preact/standalone.modu
 import { useChatController } from './controller.js';
 import { UserMessage, AssistantMessage } from './messages.js';
 import { Composer } from './composer.js';
+import { SuggestionCards } from './suggestions.js';
 import { ModelPicker, ChatSettings } from './modelpicker.js';
 import { FirstRun } from './firstrun.js';
 import { hrefs } from '../core/router.js';
@@ -102,7 +103,8 @@ function Transcript({ c }) {
               <img class="greeting-mark" src="img/mark.svg" alt="" width="64" height="64" />
               <h2 class="greeting-title">A new road begins here.</h2>
               <p class="greeting-text">Pick a model above and write your first message. The chat is saved when you send it.</p>
-            </div>`}` : null}
+            </div>
+            <${SuggestionCards} modelId=${c.model ? c.model.id : null} onSend=${c.send} disabled=${!!c.disabledReason || c.busy} />`}` : null}
         ${c.load.status === 'loading' ? html`<p class="loading-line" role="status">Gathering the pages of this tale…</p>` : null}
         ${c.hasMore && html`
           <div class="older">
@@ -153,7 +155,7 @@ function ChatComposer({ c, narrow, toggleTerminal }) {
           onSend=${c.send} onStop=${c.stop} autoFocus=${!narrow}
           vision=${!!(c.model || { capabilities: {} }).capabilities?.vision}
           tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${agent ? null : c.setToolsOff} library=${c.library}
-          commands=${commands} />`}
+          commands=${commands} refs=${{ chatId: c.chatId, agent }} />`}
     </div>`;
 }
 

@@ -237,6 +237,7 @@ export async function execute(p, ctx) {
  * values of that command's argument.
  */
 export const slashTrigger = {
+  label: 'Commands',
   atStart: true,
   spaces: true,
   items(query, ctx) {

@@ -27,6 +27,8 @@ import { on, isDesktop } from '../core/transport.js';
 import { DictateButton } from './voice.js';
 import { KnowledgeScope, LibraryAttach } from '../library/inchat.js';
 import { slashTrigger, parseSlash, execute } from './commands.js';
+import { FILL_EVENT } from './suggestions.js';
+import { trigger as mentionTrigger } from './mentions.js';
 
 export const DRAFT_DELAY_MS = 500;
 
@@ -39,10 +41,14 @@ const triggers = new Map();
 
 /**
  * registerTrigger makes char open the composer's menu. spec:
- *   items(query, ctx) → [{key, text, label, hint?}] (or a promise of them):
+ *   label                what the menu is called for this char (its
+ *                        aria-label: "Commands", "References")
+ *   items(query, ctx) → [{key, text, label, hint?, note?}] (or a promise of
+ *                        them; a note item only says something, shown muted):
  *                        what to offer for the token typed so far (query:
  *                        the token without char); ctx is the composer's
- *                        context (commands' for `/`: chat.js's)
+ *                        context (chat.js's commands context, with
+ *                        refs {chatId, agent} and library)
  *   choose(item, ctx)    do it; ctx: {app, text, replace(str) (the token
  *                        becomes str), clear(), restore(str), attach(file)
  *                        (a ready attachment, as "Attach from library"
@@ -63,6 +69,7 @@ export function registerTrigger(char, spec) {
 }
 
 registerTrigger('/', slashTrigger);
+registerTrigger('@', mentionTrigger);
 
 /** tokenAt finds the trigger token the caret is in: {char, spec, start, end, query} or null. */
 export function tokenAt(text, caret) {
@@ -153,7 +160,7 @@ export function isSendKey(e, composing) {
  *   commands     the context commands and triggers run with (chat.js's
  *                commandContext; null: only the global commands)
  */
-export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null, commands = null }) {
+export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null, commands = null, refs = null }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
   const { files, setFiles, lim, add: addFiles, remove, refuse } = useAttachments();
@@ -171,8 +178,10 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   const [menu, setMenu] = useState(null);
   const dismissed = useRef('');
   const caretTo = useRef(-1); // where the caret goes once the text is drawn
+  // The context triggers run with: chat.js's commands context, with the
+  // chat's refs ({chatId, agent}) and the library for `@`.
   const app = useRef(commands);
-  app.current = commands || {};
+  app.current = { ...(refs || {}), library, ...(commands || {}) };
 
   const flush = () => {
     clearTimeout(timer.current);
@@ -194,6 +203,19 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
 
   useEffect(() => {
     if (autoFocus && ta.current) ta.current.focus({ preventScroll: true });
+  }, []);
+
+  // A suggestion card fills the box (suggestions.js fillComposer).
+  useEffect(() => {
+    const fill = (e) => {
+      const v = String(e.detail || '');
+      setText(v);
+      schedule(v);
+      const el = ta.current;
+      if (el) requestAnimationFrame(() => { el.focus({ preventScroll: true }); el.setSelectionRange(v.length, v.length); });
+    };
+    window.addEventListener(FILL_EVENT, fill);
+    return () => window.removeEventListener(FILL_EVENT, fill);
   }, []);
 
   // A document attached from the library is an unsent upload already.
@@ -537,10 +559,10 @@ function ComposerMenu({ menu, onChoose }) {
   }, [menu.index]);
   return html`
     <ul class="composer-menu" id="composer-menu" role="listbox" ref=${list}
-      aria-label=${menu.char === '/' ? 'Commands' : 'Suggestions'}>
+      aria-label=${menu.spec.label || 'Suggestions'}>
       ${menu.items.map((it, i) => html`
         <li key=${it.key} id=${'composer-menu-' + i} role="option" aria-selected=${i === menu.index ? 'true' : 'false'}
-          class=${'composer-menu-item' + (i === menu.index ? ' is-active' : '')}
+          class=${'composer-menu-item' + (i === menu.index ? ' is-active' : '') + (it.note ? ' is-note' : '')}
           onPointerDown=${(e) => { e.preventDefault(); onChoose(it); }}>
           <span class="composer-menu-label">${it.label}</span>
           ${it.hint ? html`<span class="composer-menu-hint">${it.hint}</span>` : null}

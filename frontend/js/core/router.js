@@ -32,6 +32,7 @@ export const SETTINGS_TABS = [
   { id: 'web', label: 'Web', admin: true },
   { id: 'mcp', label: 'MCP servers', admin: true },
   { id: 'prompts', label: 'Prompts', admin: true },
+  { id: 'suggestions', label: 'Suggestions', admin: true },
   { id: 'agent', label: 'Agent', admin: true },
   { id: 'ssh', label: 'SSH connections', perm: 'agent.use' },
   { id: 'account', label: 'Account' },

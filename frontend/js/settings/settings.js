@@ -25,6 +25,7 @@ import { PromptsSettings } from '../admin/prompts.js';
 import { MCPSettings } from '../tools/mcp.js';
 import { SSHSettings } from '../agent/connections.js';
 import { AgentSettings } from '../agent/settings.js';
+import { SuggestionsSettings } from '../chat/suggestions.js';
 
 // VIEWS draw the tabs of the router's SETTINGS_TABS, by id.
 export const VIEWS = {
@@ -39,6 +40,7 @@ export const VIEWS = {
   web: WebSettings,
   mcp: MCPSettings,
   prompts: PromptsSettings,
+  suggestions: SuggestionsSettings,
   agent: AgentSettings,
   ssh: SSHSettings,
   account: AccountSettings,
