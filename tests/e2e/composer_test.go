@@ -422,3 +422,36 @@ func TestSlashCommandsInAgentChat(t *testing.T) {
 	a.typeInBox("/terminal" + kb.Enter)
 	a.waitJS(`!document.querySelector('.term-panel')`)
 }
+
+// TestComposerMenuChoiceTakesTypedToken: the menu on screen can be the
+// answer for a shorter token than the one typed (the last key's answer is
+// still on its way, as a slow Agent.ProjectFiles is); choosing from it
+// replaces the whole token, and the late answer does not reopen the menu.
+func TestComposerMenuChoiceTakesTypedToken(t *testing.T) {
+	a := newUIBitsApp(t, nil, "")
+	a.await(`(async () => {
+		const u = [...document.querySelectorAll('script[type=module], link[rel=modulepreload]')].map((e) => e.src || e.href).find((h) => /\/js\/chat\/composer\.js$/.test(h));
+		const m = await import(u || './js/chat/composer.js');
+		window.__late = [];
+		m.registerTrigger('%', {
+			label: 'Test',
+			// One letter answers at once; more wait until the test lets them go.
+			items: (q) => (q.length <= 1 ? [{ key: 'x', text: '%xyz', label: 'xyz' }]
+				: new Promise((ok) => window.__late.push(() => ok([{ key: 'x', text: '%xyz', label: 'xyz' }])))),
+			choose: (it, ctx) => ctx.replace(it.text + ' '),
+		});
+		return 'ok';
+	})()`)
+	a.click("#composer-input")
+	a.typeInBox("see %a")
+	a.waitJS(menuItems + ` === 'xyz'`)
+	a.typeInBox("bc")
+	a.waitJS(`window.__late.length === 2`)
+	a.js(`(() => { const li = document.querySelector('#composer-menu .composer-menu-item'); li.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, cancelable: true })); return true; })()`)
+	a.waitJS(boxValue + ` === 'see %xyz '`)
+	a.js(`(() => { window.__late.forEach((f) => f()); return true; })()`)
+	a.waitJS(`window.__late.length === 2 && !` + menuShown)
+	if v := a.str(boxValue); v != "see %xyz " {
+		t.Fatalf("the box holds %q", v)
+	}
+}

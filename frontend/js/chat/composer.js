@@ -289,14 +289,20 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     schedule(v);
   };
 
+  // The menu on screen may be for a shorter token than the one typed (its
+  // items came before the last key's answer): the choice replaces the whole
+  // token at the caret, not only what was typed when the menu was drawn.
   const chooseItem = (m, item) => {
     const el = ta.current;
     const value = el ? el.value : text;
+    const now = el ? tokenAt(value, el.selectionEnd) : null;
+    const end = now && now.char === m.char && now.start === m.start ? now.end : m.end;
+    menuSeq.current++;
     setMenu(null);
     m.spec.choose(item, {
       app: app.current,
       text: value,
-      replace: (str) => setValue(value.slice(0, m.start) + str + value.slice(m.end), m.start + str.length),
+      replace: (str) => setValue(value.slice(0, m.start) + str + value.slice(end), m.start + str.length),
       clear: () => { caretTo.current = -1; setText(''); schedule(''); },
       restore: (str) => { if (ta.current && ta.current.value === '') setValue(str); },
       attach: (file) => attachFromLibrary(file),
