@@ -114,6 +114,9 @@ func TestMentionsInChromium(t *testing.T) {
 			a.js(`(() => { const el = document.querySelector('#composer-input'); el.value = ''; el.dispatchEvent(new Event('input', { bubbles: true })); return true; })()`)
 		}
 		a.shot("mentions-menu")
+		if l := a.str(`document.querySelector('#composer-menu').getAttribute('aria-label')`); l != "References" {
+			t.Errorf("the @ menu is called %q, not References", l)
+		}
 		choose("shire.go")
 		a.waitJS(`document.querySelector('#composer-input').value === 'fix @shire.go '`)
 		a.waitJS(`[...document.querySelectorAll('.composer .attach-chip')].some((c) => c.title.includes('cmd/shire.go') && c.title.includes(` + jsString(sshd.User+"@") + `))`)
