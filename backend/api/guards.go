@@ -147,6 +147,7 @@ var Table = map[string]Guards{
 		"SaveDraft":    SignedIn, "MarkRead": SignedIn,
 		"Trash": SignedIn, "Restore": SignedIn, "ListTrash": SignedIn, "EmptyTrash": SignedIn,
 		"Search": SignedIn, "Live": SignedIn,
+		"Compact": Perm(auth.ChatCreate), "Uncompact": SignedIn,
 	},
 	"Models": {
 		"List":    Perm(auth.ConnectionsManage),
