@@ -69,6 +69,7 @@ const SHELL = [
   '/js/admin/web.js',
   '/js/chat/attachments.js',
   '/js/chat/chat.js',
+  '/js/chat/compact.js',
   '/js/chat/composer.js',
   '/js/chat/controller.js',
   '/js/chat/firstrun.js',

@@ -42,8 +42,9 @@ export function isSendKey(e, composing) {
  *   autoFocus
  *   library      {bases, scope, setScope} when the person keeps a library
  *                (null: no knowledge control, no "Attach from library")
+ *   meter        the context meter (compact.js), shown above the bar
  */
-export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null }) {
+export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null, meter = null }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
   const { files, setFiles, lim, add: addFiles, remove, refuse } = useAttachments();
@@ -247,6 +248,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
         onKeyDown=${onKeyDown} onPaste=${onPaste}
         oncompositionstart=${() => { composing.current = true; }}
         oncompositionend=${() => { setTimeout(() => { composing.current = false; }, 0); }}></textarea>
+      ${meter}
       <div class="composer-bar">
         <input type="file" multiple class="visually-hidden" tabindex="-1" aria-hidden="true" ref=${picker}
           accept=${lim ? lim.accept : undefined} id="composer-file"
