@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -246,7 +247,11 @@ func (s *Service) ContextUse(ctx context.Context, user ids.UserID, chat store.Ch
 	if c != nil {
 		chars += int64(len(summaryAsk) + len(c.Summary))
 	}
+	var newest store.PathEntry
 	err := s.db.WalkPath(ctx, user, chat.ID, func(e store.PathEntry) bool {
+		if newest.ID == 0 {
+			newest = e
+		}
 		if c != nil && e.ID <= c.Through {
 			return false
 		}
@@ -259,7 +264,32 @@ func (s *Service) ContextUse(ctx context.Context, user ids.UserID, chat store.Ch
 		return Context{}, storeErr(err, "chat")
 	}
 	out.Used, out.Estimated = (chars+charsPerToken-1)/charsPerToken, true
+	if n, ok := s.lastUsage(ctx, user, chat.ID, newest, c); ok {
+		out.Used, out.Estimated = n, false
+	}
 	return out, nil
+}
+
+// lastUsage is the token count the endpoint gave for the chat's newest
+// message, a finished reply, when it is newer than the compaction: its
+// prompt and its answer are what the next request starts from.
+func (s *Service) lastUsage(ctx context.Context, user ids.UserID, chatID ids.ChatID, newest store.PathEntry, c *store.Compaction) (int64, bool) {
+	if newest.Role != store.RoleAssistant || newest.Status != store.StatusFinal {
+		return 0, false
+	}
+	msgs, err := s.db.PathMessages(ctx, user, chatID, []ids.MessageID{newest.ID})
+	if err != nil || len(msgs) != 1 || (c != nil && msgs[0].UpdatedAt <= c.At) {
+		return 0, false
+	}
+	var m struct {
+		PromptTokens     *int64 `json:"promptTokens"`
+		CompletionTokens *int64 `json:"completionTokens"`
+		Estimated        bool   `json:"estimated"`
+	}
+	if json.Unmarshal(msgs[0].Metrics, &m) != nil || m.Estimated || m.PromptTokens == nil || m.CompletionTokens == nil {
+		return 0, false
+	}
+	return *m.PromptTokens + *m.CompletionTokens, true
 }
 
 // overWindow says whether d's request (its turns estimated as the

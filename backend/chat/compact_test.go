@@ -199,3 +199,23 @@ func (e *env) setWindow(n int) {
 		e.t.Fatal(err)
 	}
 }
+
+// The meter counts the last reply's usage when the endpoint gave one (not
+// an estimate), and estimates again once a compaction came after it.
+func TestContextUsesTheLastReplysUsage(t *testing.T) {
+	e := setup(t)
+	chatID := e.exchanges(0, 1, 2, 0)
+	e.llm.Enqueue(fakellm.NewStream().Content("a3").Usage(1200, 34).Reply())
+	e.send(chatID, "q3")
+	e.wait(chatID)
+	var v api.ChatView
+	e.call("Chats.Get", &v, chatID)
+	if v.Context == nil || v.Context.Used != 1234 || v.Context.Estimated {
+		t.Fatalf("context %+v, want the last reply's 1234 tokens", v.Context)
+	}
+	e.llm.Enqueue(fakellm.Stream("SUMMARY"))
+	e.call("Chats.Compact", &v, chatID)
+	if v.Context == nil || !v.Context.Estimated || v.Context.Before == nil || *v.Context.Before != 1234 {
+		t.Errorf("context after compaction %+v", v.Context)
+	}
+}
