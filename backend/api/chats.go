@@ -76,7 +76,8 @@ type CompactView struct {
 // request took before it.
 type ContextView struct {
 	chat.Context
-	Before *int64 `json:"before,omitempty"`
+	Before          *int64 `json:"before,omitempty"`
+	BeforeEstimated bool   `json:"beforeEstimated,omitempty"`
 }
 
 // AgentChatView is an agent chat's fixed host and directory, its mode,
@@ -143,7 +144,7 @@ func (c *Chats) Compact(ctx context.Context, id ids.ChatID) (ChatView, error) {
 	}
 	if before.Context != nil && v.Context != nil {
 		used := before.Context.Used
-		v.Context.Before = &used
+		v.Context.Before, v.Context.BeforeEstimated = &used, before.Context.Estimated
 	}
 	return v, nil
 }

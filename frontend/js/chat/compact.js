@@ -108,7 +108,7 @@ export function ContextMeter({ chat, busy = false }) {
     const onCompacted = (ev) => {
       const { chatId, view } = ev.detail || {};
       if (view && view.context && view.compact && typeof view.context.before === 'number') {
-        setBefore({ chatId, at: view.compact.at, used: view.context.before });
+        setBefore({ chatId, at: view.compact.at, used: view.context.before, estimated: !!view.context.beforeEstimated });
       }
     };
     window.addEventListener(COMPACTED, onCompacted);
@@ -118,7 +118,7 @@ export function ContextMeter({ chat, busy = false }) {
   if (!chat || !chat.id || !ctx) return null;
   const limit = ctx.limit > 0 ? ctx.limit : 0;
   const pct = limit ? Math.min(100, Math.round((ctx.used / limit) * 100)) : null;
-  const was = before && before.chatId === chat.id && chat.compact && chat.compact.at === before.at ? before.used : null;
+  const was = before && before.chatId === chat.id && chat.compact && chat.compact.at === before.at ? before : null;
   const compact = async () => {
     setWorking(true);
     await compactChat(chat.id);
@@ -130,7 +130,7 @@ export function ContextMeter({ chat, busy = false }) {
   return html`
     <div class="context-meter" title=${title}>
       <span class="context-meter-text" id="context-meter-text">
-        ${was !== null ? html`<span class="context-meter-before">${tokens(was, ctx.estimated)} → </span>` : null}${tokens(ctx.used, ctx.estimated)}${limit ? ` / ${formatContext(limit)}` : ''} tokens${pct !== null ? ` · ${pct}%` : ''}
+        ${was !== null ? html`<span class="context-meter-before">${tokens(was.used, was.estimated)} → </span>` : null}${tokens(ctx.used, ctx.estimated)}${limit ? ` / ${formatContext(limit)}` : ''} tokens${pct !== null ? ` · ${pct}%` : ''}
       </span>
       ${pct !== null ? html`
         <span class=${'context-meter-bar' + (pct >= 90 ? ' is-full' : pct >= 75 ? ' is-high' : '')} role="meter"
