@@ -134,23 +134,26 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 	if err != nil {
 		return store.Compaction{}, err
 	}
+	var turns []llm.Message
+	for _, m := range msgs {
+		if m.Role == store.RoleAssistant {
+			turns = append(turns, replyMessages(m)...)
+			continue
+		}
+		turns = append(turns, llm.Message{Role: string(m.Role), Content: m.Content})
+	}
+	// Several templates refuse two user turns in a row, or a conversation
+	// (or what follows the previous summary's pair) that starts with the
+	// assistant: a leading reply is dropped (its question went before),
+	// and the instruction joins a last user turn.
+	for len(turns) > 0 && turns[0].Role != "user" {
+		turns = turns[1:]
+	}
 	req := llm.ChatRequest{Model: tgt.model.UpstreamID, Params: map[string]any{}}
 	if prev != nil {
 		req.Messages = append(req.Messages, summaryTurns(prev.Summary)...)
 	}
-	for _, m := range msgs {
-		if m.Role == store.RoleAssistant {
-			req.Messages = append(req.Messages, replyMessages(m)...)
-			continue
-		}
-		req.Messages = append(req.Messages, llm.Message{Role: string(m.Role), Content: m.Content})
-	}
-	// Several templates refuse two user turns in a row, or a conversation
-	// that starts with the assistant: the instruction joins a last user
-	// turn, and a leading reply is dropped (its question went before).
-	for len(req.Messages) > 0 && req.Messages[0].Role != "user" {
-		req.Messages = req.Messages[1:]
-	}
+	req.Messages = append(req.Messages, turns...)
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" {
 		req.Messages[n-1].Content += "\n\n---\n\n" + instruction
 	} else {
@@ -192,8 +195,8 @@ func summaryTurns(summary string) []llm.Message {
 
 // compacted puts the chat's summary in place of the turns it covers: the
 // history's turns up to its message go, the summary's pair comes first.
-// A compaction whose message is not on this path (a version switch, a
-// delete) is ignored; one older than the history that fits is sent too.
+// A compaction whose message is not on the chosen path (a version switch,
+// a delete) is ignored; one older than the history that fits is sent too.
 func (s *Service) compacted(ctx context.Context, d *draft) error {
 	if d.chat.ID == 0 {
 		return nil
@@ -202,16 +205,20 @@ func (s *Service) compacted(ctx context.Context, d *draft) error {
 	if err != nil || c == nil {
 		return err
 	}
-	at := slices.IndexFunc(d.path, func(m store.Message) bool { return m.ID == c.Through })
-	if at < 0 {
-		if len(d.path) == 0 || d.path[0].ID < c.Through {
-			// Not on this path (Regenerate's from, or a newer message):
-			// its turns are all in the history, or it is not this path's.
-			return nil
-		}
-	} else {
-		d.path = d.path[at+1:]
-		d.omitted = 0
+	// The compaction is on the chosen path (ChatCompaction): every turn up
+	// to its message goes, Send's pending turn (pendingID) never.
+	cut := 0
+	for cut < len(d.path) && d.path[cut].ID != pendingID && d.path[cut].ID <= c.Through {
+		cut++
+	}
+	if cut == len(d.path) {
+		// Nothing after it (a Regenerate or Continue from before it): the
+		// summary would stand for the turn the request is about.
+		return nil
+	}
+	if cut > 0 {
+		// The turns left out for the window are older still: covered.
+		d.path, d.omitted = d.path[cut:], 0
 	}
 	// The kept turns start with a user turn (the summary's pair ends with
 	// the assistant).
