@@ -219,3 +219,31 @@ func TestContextUsesTheLastReplysUsage(t *testing.T) {
 		t.Errorf("context after compaction %+v", v.Context)
 	}
 }
+
+// A second compaction summarises the first summary and the turns after
+// it, not the turns the first one covered.
+func TestCompactAgainBuildsOnTheSummary(t *testing.T) {
+	e := setup(t)
+	chatID := e.exchanges(0, 1, 3, 0)
+	e.llm.Enqueue(fakellm.Stream("FIRST summary"))
+	var v api.ChatView
+	e.call("Chats.Compact", &v, chatID)
+	e.exchanges(chatID, 4, 2, 0)
+	e.llm.Enqueue(fakellm.Stream("SECOND summary"))
+	e.call("Chats.Compact", &v, chatID)
+	reqs := e.compactRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d summary requests", len(reqs))
+	}
+	got := contents(reqs[1])
+	want := []string{"user:Summarise", "assistant:FIRST", "user:q2", "assistant:a2", "user:q3", "assistant:a3", "user:Summarise"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("second summary request %v, want %v", got, want)
+	}
+	e.exchanges(chatID, 6, 1, 0)
+	got = contents(e.streamed())
+	want = []string{"user:Summarise", "assistant:SECOND", "user:q4", "assistant:a4", "user:q5", "assistant:a5", "user:q6"}
+	if strings.Join(got[len(got)-len(want):], " ") != strings.Join(want, " ") || hasTurn(got, "assistant:FIRST") {
+		t.Errorf("request after the second compaction %v", got)
+	}
+}
