@@ -35,12 +35,18 @@ const (
 // Compact summarises the chat's turns before its last keepExchanges
 // exchanges with the chat's model and stores the summary. Refused while
 // a reply is being written, and when there is nothing before them.
+//
+// The chat's lock is held only for the checks: the summary can take
+// minutes, and a Send meanwhile is fine (the summary reaches a message
+// that stays where it is).
 func (s *Service) Compact(ctx context.Context, user ids.UserID, chatID ids.ChatID) (store.Compaction, error) {
-	defer s.lockChat(chatID)()
-	if err := s.idle(ctx, user, chatID); err != nil {
-		return store.Compaction{}, err
+	unlock := s.lockChat(chatID)
+	err := s.idle(ctx, user, chatID)
+	var tgt target
+	if err == nil {
+		tgt, err = s.prepare(ctx, user, chatID)
 	}
-	tgt, err := s.prepare(ctx, user, chatID)
+	unlock()
 	if err != nil {
 		return store.Compaction{}, err
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llembas/lembas/backend/api"
+	"github.com/llembas/lembas/backend/apperr"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
@@ -246,4 +248,18 @@ func TestCompactAgainBuildsOnTheSummary(t *testing.T) {
 	if strings.Join(got[len(got)-len(want):], " ") != strings.Join(want, " ") || hasTurn(got, "assistant:FIRST") {
 		t.Errorf("request after the second compaction %v", got)
 	}
+}
+
+// Compaction waits for no reply: while one is being written it is refused
+// as a conflict.
+func TestCompactWhileReplyingIsAConflict(t *testing.T) {
+	e := setup(t)
+	chatID := e.exchanges(0, 1, 3, 0)
+	e.llm.Enqueue(fakellm.Stream("slow").FirstByteAfter(time.Second))
+	e.send(chatID, "q4")
+	_, err := e.c.Chat.Compact(context.Background(), e.user, chatID)
+	if apperr.KindOf(err) != apperr.Conflict {
+		t.Errorf("compact during a reply: %v, want a conflict", err)
+	}
+	e.wait(chatID)
 }
