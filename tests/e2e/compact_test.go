@@ -93,4 +93,13 @@ func TestCompactionInChromium(t *testing.T) {
 	a.waitJS(`!document.querySelector('.compact-summary') && !document.querySelector('.compact-fold')`)
 	a.waitJS(`document.querySelectorAll('.msg').length === 6 && !document.querySelector('#context-meter-text').innerText.includes('→')`)
 	a.shot("uncompacted")
+
+	// A reply that ends moves the meter on.
+	shown := a.str(`document.querySelector('#context-meter-text').innerText`)
+	a.llm.Enqueue(fakellm.NewStream().Content("A fourth answer.").Usage(5000, 21).Reply())
+	a.send("A fourth question")
+	a.waitJS(lastReply + `.includes('A fourth answer.')`)
+	a.waitReplyIdle()
+	a.waitJS(`document.querySelector('#context-meter-text').innerText.startsWith('5,021 / 32k')`)
+	t.Logf("meter: %q → after a reply %q", shown, a.str(`document.querySelector('#context-meter-text').innerText`))
 }
