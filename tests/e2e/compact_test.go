@@ -60,11 +60,12 @@ func TestCompactionInChromium(t *testing.T) {
 	a.click("#compact-button")
 	a.waitJS(`!!document.querySelector('.compact-summary')`)
 	a.waitJS(`document.querySelector('#context-meter-text').innerText.includes('→')`)
-	if got := a.str(`document.querySelector('.compact-fold-summary').innerText`); got != "2 earlier messages" {
+	if got := a.str(`document.querySelector('.compact-fold-toggle').innerText`); got != "2 earlier messages" {
 		t.Errorf("fold: %q", got)
 	}
-	if n := a.js(`document.querySelectorAll('.compact-fold .msg').length`).(float64); n != 2 {
-		t.Errorf("%v messages folded, want the first exchange", n)
+	const hidden = `[...document.querySelectorAll('.transcript .msg')].filter(m => !m.checkVisibility()).map(m => m.id).join(',')`
+	if got, first := a.str(hidden), a.str(`[...document.querySelectorAll('.transcript .msg')].slice(0, 2).map(m => m.id).join(',')`); got != first {
+		t.Errorf("folded messages %q, want the first exchange %q", got, first)
 	}
 	if !a.bool(`!!document.querySelector('.compact-summary-body strong')`) ||
 		a.bool(`!!document.querySelector('.compact-summary-body img[onerror], .compact-summary-body script')`) ||
@@ -85,12 +86,19 @@ func TestCompactionInChromium(t *testing.T) {
 
 	// The folded messages are still there to read.
 	a.js(`document.querySelector('.chat-scroll').dispatchEvent(new WheelEvent('wheel', {bubbles: true}))`)
-	a.js(`document.querySelector('.compact-fold-summary').scrollIntoView({block: 'center'})`)
-	a.click(".compact-fold-summary")
-	a.waitJS(`document.querySelector('.compact-fold').open`)
+	a.js(`document.querySelector('.compact-fold-toggle').scrollIntoView({block: 'center'})`)
+	a.click(".compact-fold-toggle")
+	a.waitJS(hidden + ` === ''`)
+	a.shot("unfolded")
 
+	a.js(`document.querySelector('.transcript .msg').dataset.kept = 'yes'`)
 	a.clickXPath(`//section[contains(@class,'compact-summary')]//button[normalize-space(.)='Undo']`)
 	a.waitJS(`!document.querySelector('.compact-summary') && !document.querySelector('.compact-fold')`)
+	// The messages were not made again (their elements kept): Chromium
+	// painted new ones only once scrolled.
+	if !a.bool(`document.querySelector('.transcript .msg').dataset.kept === 'yes'`) {
+		t.Error("the transcript's messages were made again on Undo")
+	}
 	a.waitJS(`document.querySelectorAll('.msg').length === 6 && !document.querySelector('#context-meter-text').innerText.includes('→')`)
 	a.shot("uncompacted")
 

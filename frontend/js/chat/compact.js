@@ -46,9 +46,15 @@ export async function uncompactChat(chatId) {
 
 /**
  * foldCompacted lays out a transcript's messages around the chat's
- * compaction: the loaded messages it covers in a closed disclosure, then
- * the summary block, then the rest. Without a compaction it returns
- * render's output for each message, as before.
+ * compaction: a disclosure, the loaded messages it covers (hidden while it
+ * is closed), the summary block, then the rest. Without a compaction it
+ * returns render's output for each message, as before.
+ *
+ * The list stays flat, every message where it was: moved into a wrapper
+ * (a <details>), Preact would make its elements again, and Chromium did
+ * not paint the new ones (content-visibility: auto) until scrolled. The
+ * disclosure hides what follows it up to the summary by CSS
+ * (messages.css).
  */
 export function foldCompacted(messages, chat, render) {
   const cp = chat && chat.compact;
@@ -56,14 +62,22 @@ export function foldCompacted(messages, chat, render) {
   const covered = messages.filter((m) => m.id <= cp.through);
   const rest = messages.filter((m) => m.id > cp.through);
   return [
-    covered.length > 0 ? html`
-      <details class="compact-fold" key="compact-fold">
-        <summary class="compact-fold-summary">${covered.length === 1 ? '1 earlier message' : `${formatNumber(covered.length)} earlier messages`}</summary>
-        <div class="compact-fold-body">${covered.map(render)}</div>
-      </details>` : null,
+    covered.length > 0 ? html`<${Fold} key="compact-fold" count=${covered.length} />` : null,
+    ...covered.map(render),
     html`<${SummaryBlock} key="compact-summary" chatId=${chat.id} compact=${cp} />`,
     ...rest.map(render),
   ];
+}
+
+function Fold({ count }) {
+  const [open, setOpen] = useState(false);
+  return html`
+    <div class=${'compact-fold' + (open ? ' is-open' : '')}>
+      <button type="button" class="btn btn-ghost btn-sm compact-fold-toggle" aria-expanded=${open ? 'true' : 'false'}
+        onClick=${() => setOpen(!open)}>
+        ${count === 1 ? '1 earlier message' : `${formatNumber(count)} earlier messages`}
+      </button>
+    </div>`;
 }
 
 /** summarised says whether a reply is after the chat's summary (its "earlier turns were not sent" marker is then the summary's business). */
