@@ -187,6 +187,11 @@ func TestAutoCompactOnlyNearAKnownWindow(t *testing.T) {
 	if !strings.HasPrefix(last.Content, "a6") {
 		t.Errorf("reply %q", last.Content)
 	}
+	// The summary covers the turns the window left out: no marker says
+	// they were not sent.
+	if strings.Contains(string(last.Metrics), "omittedTurns") {
+		t.Errorf("metrics %s count omitted turns the summary covers", last.Metrics)
+	}
 	e.call("Chats.Get", &v, chatID)
 	if v.Context == nil || v.Context.Limit != 64000 || v.Context.Used > 3000 {
 		t.Errorf("context after compaction %+v", v.Context)
