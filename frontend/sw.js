@@ -20,7 +20,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v12';
+const VERSION = 'v13';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -70,6 +70,7 @@ const SHELL = [
   '/js/chat/attachments.js',
   '/js/chat/chat.js',
   '/js/chat/commands.js',
+  '/js/chat/compact.js',
   '/js/chat/composer.js',
   '/js/chat/controller.js',
   '/js/chat/firstrun.js',

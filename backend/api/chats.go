@@ -56,6 +56,28 @@ type ChatView struct {
 	ToolsOff bool `json:"toolsOff"`
 	// Agent is an agent chat's host, directory and mode; null for a chat.
 	Agent *AgentChatView `json:"agent"`
+	// Compact is the chat's summary of its earlier turns (null: none, or
+	// its message is no longer on the chosen path).
+	Compact *CompactView `json:"compact"`
+	// Context is what the next request will take (the composer's meter).
+	Context *ContextView `json:"context"`
+}
+
+// CompactView is a chat's compaction: the summary (Markdown, and as the
+// server rendered it), the last message it covers, when it was made.
+type CompactView struct {
+	Through ids.MessageID `json:"through"`
+	Summary string        `json:"summary"`
+	HTML    string        `json:"html"`
+	At      int64         `json:"at"`
+}
+
+// ContextView is chat.Context; Before is set by Compact: what the next
+// request took before it.
+type ContextView struct {
+	chat.Context
+	Before          *int64 `json:"before,omitempty"`
+	BeforeEstimated bool   `json:"beforeEstimated,omitempty"`
 }
 
 // AgentChatView is an agent chat's fixed host and directory, its mode,
@@ -89,7 +111,50 @@ func (c *Chats) chatView(ctx context.Context, ch store.Chat) ChatView {
 		v.Agent = &AgentChatView{Profile: ch.Agent.Profile, ProfileName: name, Host: host, Dir: ch.Agent.Dir,
 			Mode: ch.Agent.Mode, RewoundAt: ch.Agent.RewoundAt}
 	}
+	if ch.ID == 0 {
+		return v
+	}
+	// The meter and the summary are extras: a chat whose path cannot be
+	// read is still shown (the error reaches the log through Get's path).
+	cp, err := c.chat.Compaction(ctx, user(ctx), ch.ID)
+	if err == nil && cp != nil {
+		v.Compact = &CompactView{Through: cp.Through, Summary: cp.Summary, HTML: c.render.Markdown(cp.Summary), At: cp.At}
+	}
+	if use, err := c.chat.ContextUse(ctx, user(ctx), ch, cp); err == nil {
+		v.Context = &ContextView{Context: use}
+	}
 	return v
+}
+
+// Compact summarises the chat's earlier turns with its model (all but the
+// last two exchanges): requests then carry the summary instead of them.
+// Refused while a reply is being written. Returns the chat, its context
+// with what it was before.
+func (c *Chats) Compact(ctx context.Context, id ids.ChatID) (ChatView, error) {
+	before, err := c.Get(ctx, id)
+	if err != nil {
+		return ChatView{}, err
+	}
+	if _, err := c.chat.Compact(ctx, user(ctx), id); err != nil {
+		return ChatView{}, err
+	}
+	v, err := c.Get(ctx, id)
+	if err != nil {
+		return ChatView{}, err
+	}
+	if before.Context != nil && v.Context != nil {
+		used := before.Context.Used
+		v.Context.Before, v.Context.BeforeEstimated = &used, before.Context.Estimated
+	}
+	return v, nil
+}
+
+// Uncompact drops the chat's summary: requests carry the full turns again.
+func (c *Chats) Uncompact(ctx context.Context, id ids.ChatID) (ChatView, error) {
+	if err := c.chat.Uncompact(ctx, user(ctx), id); err != nil {
+		return ChatView{}, err
+	}
+	return c.Get(ctx, id)
 }
 
 // MessageView is one message as the frontend shows it.

@@ -148,6 +148,7 @@ var Table = map[string]Guards{
 		"Trash": SignedIn, "Restore": SignedIn, "ListTrash": SignedIn, "EmptyTrash": SignedIn,
 		"Search": SignedIn, "Live": SignedIn,
 		"SwitchVersion": SignedIn, "DeleteVersion": SignedIn,
+		"Compact": Perm(auth.ChatCreate), "Uncompact": SignedIn,
 	},
 	"Models": {
 		"List":    Perm(auth.ConnectionsManage),

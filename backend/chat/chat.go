@@ -296,8 +296,14 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 	if in.ChatID != 0 && in.Agent != nil {
 		return Turn{}, apperr.New(apperr.Invalid, "this chat exists already: an agent chat's connection and directory are fixed when the chat was created")
 	}
-	if tgt, err = s.withRequest(ctx, user, tgt, 0, nil, &newTurn{content: content, files: files}); err != nil {
+	pending := &newTurn{content: content, files: files}
+	if tgt, err = s.withRequest(ctx, user, tgt, 0, nil, pending); err != nil {
 		return Turn{}, err
+	}
+	if in.ChatID != 0 && tgt.over {
+		if tgt, err = s.autoCompact(ctx, user, tgt, pending); err != nil {
+			return Turn{}, err
+		}
 	}
 	st.Reply = replyRow(tgt.model)
 	chat, userMsg, asst, err := s.db.AddTurn(ctx, user, st)
@@ -600,8 +606,11 @@ type target struct {
 
 	built   bool
 	req     llm.ChatRequest
-	omitted int           // earlier turns req leaves out
-	tools   tools.ToolSet // what the reply is offered
+	omitted int // earlier turns req leaves out
+	// over: req would take more than autoCompactShare of a known window
+	// (Send compacts first); autoCompacted: it did, and the reply says so.
+	over, autoCompacted bool
+	tools               tools.ToolSet // what the reply is offered
 	// agent is an agent chat's reply: its policy (the mode, read once),
 	// limits and harness (withAgent); nil in a plain chat.
 	agent *AgentReply
@@ -737,6 +746,8 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 	}
 	if cont != nil {
 		job.Prefix = cont.Parts()
+	} else if tgt.autoCompacted {
+		job.Prefix = []store.Part{{Kind: store.PartNotice, Text: autoCompactNotice}}
 	}
 	// The tools were resolved once, with the request (offeredTools), and
 	// travel with the reply: what it may run is what it was offered. A
@@ -775,6 +786,7 @@ func (s *Service) withRequest(ctx context.Context, user ids.UserID, tgt target, 
 		return target{}, err
 	}
 	tgt.built, tgt.req, tgt.omitted, tgt.tools, tgt.agent = true, d.req, d.omitted, d.tools, d.agent
+	tgt.over = overWindow(d)
 	return tgt, nil
 }
 

@@ -51,6 +51,9 @@ type draft struct {
 	// earlier turns left out (fittingHistory).
 	path    []store.Message
 	omitted int
+	// summarised: the chat's compaction summary stands for the turns
+	// before path (compacted).
+	summarised bool
 	// files are the user turns' attachments by message (turnAttachments;
 	// Send's turn under pendingID).
 	files map[ids.MessageID][]turnFile
@@ -73,6 +76,7 @@ type contributor func(ctx context.Context, d *draft) error
 func (s *Service) contributors() []contributor {
 	return append(s.systemContributors(),
 		s.fittingHistory,
+		s.compacted,
 		s.turnAttachments,
 		turns,
 		attachments,

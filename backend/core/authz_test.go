@@ -238,9 +238,11 @@ func authzCalls(llmURL string) map[string]authzCall {
 		"Prompts.Preview": {args: func(s authzIDs) []any {
 			return []any{map[string]any{"modelId": s.Model, "userId": s.User}}
 		}},
-		"Chats.Live":    {args: func(s authzIDs) []any { return []any{s.Chat} }},
-		"Chats.Trash":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
-		"Chats.Restore": {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Live":      {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Compact":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Uncompact": {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Trash":     {args: func(s authzIDs) []any { return []any{s.Chat} }},
+		"Chats.Restore":   {args: func(s authzIDs) []any { return []any{s.Chat} }},
 
 		"Library.Bases":          {args: authzNone},
 		"Library.CreateBase":     {args: func(authzIDs) []any { return []any{map[string]any{"name": "B's other base"}} }},

@@ -40,6 +40,10 @@ type Fragment struct {
 	Requires string `json:"requires,omitempty"`
 	// WhenTools: only when any tool is offered.
 	WhenTools bool `json:"whenTools,omitempty"`
+	// Task: not part of the harness but the instruction of a request of
+	// its own (compaction's summary); editable like the others, read
+	// with Service.Text.
+	Task bool `json:"task,omitempty"`
 }
 
 // Builtins are the fragments in the order they appear in the harness. The
@@ -104,6 +108,13 @@ var builtins = []Fragment{
 	{Key: "skills", Title: "Skills", Families: []tools.Family{tools.FamilySkills}, Requires: "skills",
 		Default: "Skills are instructions the person keeps for particular tasks. When a task matches one, read it with skill_read " +
 			"before you start, and follow it. The skills:\n{{skills}}"},
+	// Compaction's instruction (issue 16): sent after the turns it
+	// summarises, in a request of its own; never in a reply's harness.
+	{Key: "compact", Title: "Summarising a conversation (compaction)", Task: true,
+		Default: "Summarise the conversation above so that it can continue from your summary alone, without the messages. " +
+			"Keep what was asked and decided, facts, names, numbers, file names, code that still matters, and open questions. " +
+			"Leave out greetings and anything superseded. Write it in the conversation's language, as Markdown, " +
+			"and answer with the summary only."},
 }
 
 // Builtins returns the built-in fragments, in harness order.
@@ -170,7 +181,7 @@ func Compose(frags []Fragment, overrides map[string]string, in Input) string {
 			t = f.Default
 		}
 		texts[i] = strings.TrimSpace(Substitute(t, in.Vars))
-		on[i] = texts[i] != "" && offered(f, in.Families)
+		on[i] = texts[i] != "" && offered(f, in.Families) && !f.Task
 	}
 	// Requires: drop what needs a fragment that is not there, until
 	// nothing changes (a chain falls as a whole).
@@ -406,6 +417,24 @@ func (s *Service) Reset(ctx context.Context, key string) error {
 		return apperr.New(apperr.Invalid, "there is no prompt fragment %q", key)
 	}
 	return s.db.SetPromptOverrides(ctx, nil, []string{key})
+}
+
+// Text returns the fragment key's wording: its override, else its
+// default (a task fragment turned off falls back to its default: a task
+// cannot run without its instruction).
+func (s *Service) Text(ctx context.Context, key string) (string, error) {
+	f, ok := s.fragment(key)
+	if !ok {
+		return "", apperr.New(apperr.Invalid, "there is no prompt fragment %q", key)
+	}
+	over, err := s.db.PromptOverrides(ctx)
+	if err != nil {
+		return "", err
+	}
+	if t, ok := over[key]; ok && strings.TrimSpace(t) != "" {
+		return t, nil
+	}
+	return f.Default, nil
 }
 
 func (s *Service) fragment(key string) (Fragment, bool) {

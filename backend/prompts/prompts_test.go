@@ -311,3 +311,23 @@ func TestAgentFragments(t *testing.T) {
 		}
 	}
 }
+
+// A task fragment (compaction's instruction) is never in a reply's
+// harness; Text gives its override, or its default when it is emptied.
+func TestTaskFragmentText(t *testing.T) {
+	db := storetest.Open(t)
+	s := prompts.New(db, time.Now)
+	ctx := context.Background()
+	def := defaultOf(t, "compact")
+	if got, _ := s.Harness(ctx, prompts.Request{ModelName: "Q"}); strings.Contains(got, def) {
+		t.Errorf("the harness carries the compaction instruction: %q", got)
+	}
+	for _, c := range []struct{ set, want string }{{"Summarise briefly.", "Summarise briefly."}, {"", def}} {
+		if err := s.Set(ctx, map[string]string{"compact": c.set}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Text(ctx, "compact"); err != nil || got != c.want {
+			t.Errorf("after setting %q: %q, %v", c.set, got, err)
+		}
+	}
+}

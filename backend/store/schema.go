@@ -170,6 +170,14 @@ var Current = Schema{
 				// the same. Not a foreign key: read through leafSQL, which
 				// checks it.
 				{Name: "leaf_id", Type: "INTEGER"},
+				// Compaction (issue 16): compact_summary stands for the
+				// chosen path's turns up to compacted_through in requests.
+				// compacted_through is a plain id, not a foreign key: a
+				// version switch or a delete can take it off the path, so
+				// it is validated on every read (store.ChatCompaction).
+				{Name: "compact_summary", Type: "TEXT NOT NULL DEFAULT ''"},
+				{Name: "compacted_through", Type: "INTEGER"},
+				{Name: "compacted_at", Type: "INTEGER"},
 			},
 			Indexes: []Index{
 				{Name: "chats_user_updated", On: "chats(user_id, deleted_at, updated_at)"},

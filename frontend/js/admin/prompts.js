@@ -17,6 +17,8 @@ const FAMILY_LABELS = { web_search: 'web search', fetch: 'reading web pages', cu
 
 // gateText says when a fragment is used, in words.
 function gateText(f) {
+  // A task's instruction is a request of its own, never in a reply.
+  if (f.task) return 'Used as the instruction when a chat is compacted (not part of replies). Emptied, the default applies.';
   const parts = [];
   if (f.families && f.families.length) parts.push('only when ' + f.families.map((x) => FAMILY_LABELS[x] || x).join(' or ') + ' is offered');
   else if (f.whenTools) parts.push('only when a tool is offered');

@@ -26,6 +26,7 @@ import { Icon } from '../core/ui.js';
 import { useTerminalSlot } from '../terminal/panel.js';
 import { AgentBar, KindChoice } from '../agent/newchat.js';
 import { RewoundNotice } from '../agent/cards.js';
+import { ContextMeter, compactChat, foldCompacted, summarised } from './compact.js';
 
 export { mergeNewest, codeOf } from './controller.js';
 
@@ -112,14 +113,14 @@ function Transcript({ c }) {
               : html`<button type="button" class="btn btn-ghost btn-sm" onClick=${c.loadOlder}>Load earlier messages</button>`}
           </div>`}
         <div class="transcript" role="log" aria-label="Messages" aria-live="off">
-          ${messages.map((m) => (m.role === 'user'
+          ${foldCompacted(messages, c.chat, (m) => (m.role === 'user'
             ? html`<${UserMessage} key=${m.id} msg=${m} canEdit=${!c.busy} onEdit=${c.edit} onCopy=${c.copyMessage}
                 highlighted=${c.highlightId === m.id} onSwitchVersion=${c.switchVersion} onDeleteVersion=${c.deleteVersion} />`
             : html`<${AssistantMessage} key=${m.id} msg=${m} state=${states.get(m.id) || null}
                 isLast=${m.id === c.lastId && m === c.lastAssistant} chatBusy=${c.busy}
                 onCopy=${c.copyMessage} onRegenerate=${c.regenerate} onContinue=${c.continueReply}
                 onAnnounce=${c.announce} onSynced=${c.onSynced} highlighted=${c.highlightId === m.id}
-                agent=${isAgent} onCarryOut=${c.carryOutPlan}
+                agent=${isAgent} onCarryOut=${c.carryOutPlan} summarised=${summarised(c.chat, m)}
                 onSwitchVersion=${c.switchVersion} onDeleteVersion=${c.deleteVersion} />`))}
         </div>
         ${isAgent && c.chat.agent && c.chat.agent.rewoundAt ? html`<${RewoundNotice} />` : null}
@@ -141,6 +142,7 @@ function ChatComposer({ c, narrow, toggleTerminal }) {
     efforts: c.store.efforts, setEffort: c.setEffort,
     setToolsOff: agent || c.modelTools.length === 0 ? null : c.setToolsOff,
     setAgentMode: c.setAgentMode, toggleTerminal,
+    compact: c.chatId ? () => compactChat(c.chatId) : null,
   };
   return html`
     <div class="chat-composer">
@@ -155,7 +157,8 @@ function ChatComposer({ c, narrow, toggleTerminal }) {
           onSend=${c.send} onStop=${c.stop} autoFocus=${!narrow}
           vision=${!!(c.model || { capabilities: {} }).capabilities?.vision}
           tools=${c.modelTools} toolsOff=${c.toolsOff} onToolsOff=${agent ? null : c.setToolsOff} library=${c.library}
-          commands=${commands} refs=${{ chatId: c.chatId, agent }} />`}
+          commands=${commands} refs=${{ chatId: c.chatId, agent }}
+          meter=${c.chat && c.chat.id ? html`<${ContextMeter} chat=${c.chat} busy=${c.busy} />` : null} />`}
     </div>`;
 }
 

@@ -12,9 +12,9 @@
 // need none); the composer gives its chat's (chat.js: commandContext), and
 // an entry whose `when(ctx)` is false is not offered there.
 
-import { isDesktop, call } from '../core/transport.js';
+import { isDesktop } from '../core/transport.js';
 import { navigate, hrefs } from '../core/router.js';
-import { toast, toastError } from '../core/ui.js';
+import { toast } from '../core/ui.js';
 import { savePrefs, loadEfforts, getState } from '../core/store.js';
 import { openQuickChat } from '../shell/quick.js';
 
@@ -127,8 +127,8 @@ export const COMMANDS = [
   },
   {
     id: 'compact', label: 'Summarise the earlier turns (compact)', name: 'compact',
-    when: inChat,
-    run: (ctx) => (ctx.compact ? ctx.compact() : compactChat(ctx.chatId)),
+    when: (ctx) => inChat(ctx) && !!ctx.compact,
+    run: (ctx) => ctx.compact(),
   },
   {
     id: 'theme', label: 'Switch the theme', name: 'theme',
@@ -145,17 +145,6 @@ export const COMMANDS = [
     run: () => window.dispatchEvent(new Event('lembas:shortcuts')),
   },
 ];
-
-// compactChat is /compact until the chat screen hands a compact of its own
-// (compaction's slice): the server's answer, or its error, shown plainly.
-async function compactChat(chatId) {
-  try {
-    await call('Chats.Compact', chatId);
-    toast('The earlier turns were summarised.', { timeout: 2500 });
-  } catch (err) {
-    toastError('Could not compact this chat', err);
-  }
-}
 
 /** findModel picks a model by name: exact (any case), else the one whose name starts with or holds it. */
 export function findModel(models, name) {

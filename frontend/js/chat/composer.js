@@ -159,8 +159,9 @@ export function isSendKey(e, composing) {
  *                (null: no knowledge control, no "Attach from library")
  *   commands     the context commands and triggers run with (chat.js's
  *                commandContext; null: only the global commands)
+ *   meter        the context meter (compact.js), shown above the bar
  */
-export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null, commands = null, refs = null }) {
+export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, disabledReason, onSend, onStop, autoFocus, placeholder, vision = true, tools = [], toolsOff = false, onToolsOff, library = null, commands = null, refs = null, meter = null }) {
   const [text, setText] = useState(draft);
   const [sending, setSending] = useState(false);
   const { files, setFiles, lim, add: addFiles, remove, refuse } = useAttachments();
@@ -526,6 +527,7 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
           oncompositionstart=${() => { composing.current = true; }}
           oncompositionend=${() => { setTimeout(() => { composing.current = false; }, 0); }}></textarea>
       </div>
+      ${meter}
       <div class="composer-bar">
         <input type="file" multiple class="visually-hidden" tabindex="-1" aria-hidden="true" ref=${picker}
           accept=${lim ? lim.accept : undefined} id="composer-file"

@@ -314,7 +314,7 @@ export class AssistantMessage extends Component {
   }
 
   render({ msg, state, isLast, chatBusy, onCopy, onRegenerate, onContinue, onAnnounce, onSynced, highlighted, agent = false, onCarryOut,
-    onSwitchVersion, onDeleteVersion }) {
+    summarised = false, onSwitchVersion, onDeleteVersion }) {
     const status = state ? state.status : msg.status;
     const error = state ? state.error : msg.error;
     const metrics = state ? state.metrics : msg.metrics;
@@ -331,7 +331,7 @@ export class AssistantMessage extends Component {
       <article class=${'msg msg-assistant' + (highlighted ? ' is-highlighted' : '') + (streaming ? ' is-streaming' : '')}
         id=${'msg-' + msg.id} aria-busy=${streaming ? 'true' : 'false'}
         aria-label=${'Reply' + (msg.modelLabel ? ' from ' + msg.modelLabel : '')}>
-        <${OmittedTurns} metrics=${metrics} />
+        ${summarised ? null : html`<${OmittedTurns} metrics=${metrics} />`}
         ${msg.modelLabel ? html`<p class="msg-model" title=${formatDate(msg.createdAt)}>${msg.modelLabel}</p>` : null}
         <${AssistantBody} state=${state} msg=${msg} onAnnounce=${onAnnounce} onSynced=${onSynced} />
         ${state && state.ask ? html`<${AskCard} ask=${state.ask} messageId=${msg.id} parts=${state.parts} />` : null}

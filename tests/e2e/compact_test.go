@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
+)
+
+// Compacting from the page: the earlier messages fold behind "N earlier
+// messages", the summary (the model's Markdown, sanitised) stands in their
+// place, the meter shows before → after, and Undo brings the turns back.
+func TestCompactionInChromium(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.SetDefault(noAutoTitles())
+	var models []struct{ ID int }
+	harness.API(t, a.base, "Models.Picker", &models)
+	if len(models) == 0 {
+		t.Fatal("no models")
+	}
+	harness.API(t, a.base, "Models.Update", nil, models[0].ID, map[string]any{"contextLength": 32768})
+
+	question := strings.Repeat("A question about the keeping of lembas. ", 10)
+	var turn struct{ Chat struct{ ID int } }
+	for i := range 3 {
+		args := map[string]any{"modelId": models[0].ID, "content": question}
+		if i > 0 {
+			args["chatId"] = turn.Chat.ID
+		}
+		harness.API(t, a.base, "Chats.Send", &turn, args)
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			var chats []struct {
+				ID        int
+				Streaming bool
+			}
+			harness.API(t, a.base, "Chats.List", &chats)
+			if len(chats) == 1 && !chats[0].Streaming {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("reply %d never finished: %+v", i, chats)
+			}
+		}
+	}
+	a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.Itoa(turn.Chat.ID)))
+	a.waitJS(`document.querySelectorAll('.msg-assistant').length === 3`)
+	a.waitJS(`!!document.querySelector('.context-meter-bar')`)
+	before := a.str(`document.querySelector('#context-meter-text').innerText`)
+	// The fake's replies carry a usage: the meter shows it, not an estimate.
+	if strings.HasPrefix(before, "~") || !strings.Contains(before, "/ 32k tokens") || !strings.Contains(before, "%") {
+		t.Errorf("meter before: %q", before)
+	}
+
+	a.llm.Enqueue(fakellm.Stream("**Lembas** is kept in mallorn leaves.\n\n<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"))
+	a.click("#compact-button")
+	a.waitJS(`!!document.querySelector('.compact-summary')`)
+	a.waitJS(`document.querySelector('#context-meter-text').innerText.includes('→')`)
+	if got := a.str(`document.querySelector('.compact-fold-toggle').innerText`); got != "2 earlier messages" {
+		t.Errorf("fold: %q", got)
+	}
+	const hidden = `[...document.querySelectorAll('.transcript .msg')].filter(m => !m.checkVisibility()).map(m => m.id).join(',')`
+	if got, first := a.str(hidden), a.str(`[...document.querySelectorAll('.transcript .msg')].slice(0, 2).map(m => m.id).join(',')`); got != first {
+		t.Errorf("folded messages %q, want the first exchange %q", got, first)
+	}
+	if !a.bool(`!!document.querySelector('.compact-summary-body strong')`) ||
+		a.bool(`!!document.querySelector('.compact-summary-body img[onerror], .compact-summary-body script')`) ||
+		a.str(`document.title`) == "pwned" {
+		t.Errorf("summary body: %q", a.str(`document.querySelector('.compact-summary-body').innerHTML`))
+	}
+	after := a.str(`document.querySelector('#context-meter-text').innerText`)
+	// Before: the last reply's usage (exact); after: an estimate.
+	if used, _, _ := strings.Cut(before, " "); !strings.HasPrefix(after, used+" → ~") {
+		t.Errorf("meter after compaction %q (before %q)", after, before)
+	}
+	t.Logf("meter: %q → %q", before, after)
+	// A wheel is the reader's own scrolling: the transcript stops
+	// following the newest message.
+	a.js(`document.querySelector('.chat-scroll').dispatchEvent(new WheelEvent('wheel', {bubbles: true}))`)
+	a.js(`document.querySelector('.compact-summary').scrollIntoView({block: 'center'})`)
+	a.shot("compacted")
+
+	// The folded messages are still there to read.
+	a.js(`document.querySelector('.chat-scroll').dispatchEvent(new WheelEvent('wheel', {bubbles: true}))`)
+	a.js(`document.querySelector('.compact-fold-toggle').scrollIntoView({block: 'center'})`)
+	a.click(".compact-fold-toggle")
+	a.waitJS(hidden + ` === ''`)
+	a.shot("unfolded")
+
+	a.js(`document.querySelector('.transcript .msg').dataset.kept = 'yes'`)
+	a.clickXPath(`//section[contains(@class,'compact-summary')]//button[normalize-space(.)='Undo']`)
+	a.waitJS(`!document.querySelector('.compact-summary') && !document.querySelector('.compact-fold')`)
+	// The messages were not made again (their elements kept): Chromium
+	// painted new ones only once scrolled.
+	if !a.bool(`document.querySelector('.transcript .msg').dataset.kept === 'yes'`) {
+		t.Error("the transcript's messages were made again on Undo")
+	}
+	a.waitJS(`document.querySelectorAll('.msg').length === 6 && !document.querySelector('#context-meter-text').innerText.includes('→')`)
+	a.shot("uncompacted")
+
+	// A reply that ends moves the meter on.
+	shown := a.str(`document.querySelector('#context-meter-text').innerText`)
+	a.llm.Enqueue(fakellm.NewStream().Content("A fourth answer.").Usage(5000, 21).Reply())
+	a.send("A fourth question")
+	a.waitJS(lastReply + `.includes('A fourth answer.')`)
+	a.waitReplyIdle()
+	a.waitJS(`document.querySelector('#context-meter-text').innerText.startsWith('5,021 / 32k')`)
+	t.Logf("meter: %q → after a reply %q", shown, a.str(`document.querySelector('#context-meter-text').innerText`))
+}
