@@ -224,9 +224,13 @@ export function isUploading(files) {
  * error}).
  *
  * With discard, uploads still unsent when the component goes away are
- * deleted (an edit that was cancelled), unless keep() was called (it was
- * saved); otherwise they would count against the pending-upload limit
- * until the sweep.
+ * deleted (an edit that was cancelled), unless keep() was called (it is
+ * being saved); otherwise they would count against the pending-upload
+ * limit until the sweep. Call keep() before the save, not after: a saved
+ * edit is a new version, a message of another id, and the page draws it
+ * in place of the form before the save's caller resumes — the files the
+ * form was unmounted with are bound by then (the DELETE was refused, 409).
+ * keep(false) when the save failed.
  */
 export function useAttachments(sent, { discard = false } = {}) {
   const [files, setFiles] = useState(() => (sent || []).map((a) => ({ ...a, key: 'a' + a.id, status: 'ready', sent: true })));
@@ -288,7 +292,7 @@ export function useAttachments(sent, { discard = false } = {}) {
   const refuse = (list) => {
     if (list.length) setFiles((fs) => fs.concat(list.map((r) => ({ key: newKey(), name: r.name, size: 0, kind: 'text', status: 'error', error: r.error }))));
   };
-  const keep = () => { kept.current = true; };
+  const keep = (on = true) => { kept.current = on; };
   return { files, setFiles, lim, add, remove, refuse, keep };
 }
 

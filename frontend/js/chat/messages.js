@@ -131,12 +131,13 @@ function EditForm({ msg, onEdit, onDone, onCancel }) {
       return;
     }
     setSaving(true);
+    // Kept before the edit: its new version replaces this form (another
+    // message id) before onEdit's answer comes back here.
+    keep();
     const ok = await onEdit(msg, text, filesChanged ? ids : null);
     setSaving(false);
-    if (ok) {
-      keep();
-      onDone();
-    }
+    if (ok) onDone();
+    else keep(false);
   };
   const onKey = (e) => {
     if (e.key === 'Escape') {
