@@ -223,8 +223,9 @@ var facadeCalls = []facadeCall{
 	{"Chats.MarkRead", func(t *testing.T, w *world) []any { return []any{w.chat} }, ""},
 	{"Chats.Search", func(*testing.T, *world) []any { return []any{"hello"} }, ""},
 	{"Chats.Live", func(t *testing.T, w *world) []any { return []any{w.chat} }, ""},
-	// The world's chat is one exchange: nothing before the last two to summarise.
-	{"Chats.Compact", func(t *testing.T, w *world) []any { w.idle(t); return []any{w.chat} }, apperr.Invalid},
+	// A new chat is one exchange: nothing before the last two to summarise.
+	// (Not the world's chat: with versions, the Edit above keeps its turns.)
+	{"Chats.Compact", func(t *testing.T, w *world) []any { return []any{w.newChat(t)} }, apperr.Invalid},
 	{"Chats.Uncompact", func(t *testing.T, w *world) []any { return []any{w.chat} }, ""},
 	{"Chats.Trash", func(t *testing.T, w *world) []any { return []any{w.newChat(t)} }, ""},
 	{"Chats.Restore", func(t *testing.T, w *world) []any {
