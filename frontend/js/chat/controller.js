@@ -428,11 +428,19 @@ export function useChatController(chatId) {
     sc.scrollTop += delta;
   }, [messages]);
 
-  // First paint of a loaded chat: to the bottom, or to a search hit.
+  // First paint of a loaded chat: to the bottom, or to a search hit. The
+  // new-chat screen has no transcript to follow: it reads from the top
+  // (the Chat/Agent choice, the greeting, the suggestion cards), and
+  // following its bottom scrolled the choice out of sight once the cards
+  // made it taller than a window.
   const placed = useRef(false);
   useLayoutEffect(() => {
     if (placed.current || load.status !== 'ready') return;
     placed.current = true;
+    if (isNew) {
+      follow.current = false;
+      return;
+    }
     if (!revealId.current) {
       follow.current = true;
       toBottom();
@@ -482,7 +490,7 @@ export function useChatController(chatId) {
     if (atBottom) follow.current = true;
     else if (byUser) follow.current = false;
     else if (follow.current) toBottom();
-    const jump = !follow.current && !atBottom;
+    const jump = !isNew && !follow.current && !atBottom;
     if (showJump !== jump) setShowJump(jump);
     if (sc.scrollTop < OLDER_AT_PX && hasMoreRef.current && (byUser || !follow.current)) loadOlder();
   };
