@@ -243,11 +243,16 @@ func TestSlashCommandsInChromium(t *testing.T) {
 		a.fill("#composer-input", "")
 	})
 
-	run("compact says what the server answered", func(t *testing.T) {
+	// /compact is the chat screen's compaction (compact.js compactChat):
+	// the earlier turns are summarised and the summary block appears.
+	run("compact summarises the earlier turns", func(t *testing.T) {
+		if a.js(`!!document.querySelector('.compact-summary')`) != false {
+			t.Fatal("a summary before /compact")
+		}
 		a.typeInBox("/comp")
 		a.waitJS(menuItems + ` === '/compact'`)
 		a.typeInBox(kb.Tab)
-		a.waitJS(toastSays("compact"))
+		a.waitJS(`!!document.querySelector('.compact-summary .compact-undo')`)
 		a.waitJS(boxValue + ` === ''`)
 	})
 
