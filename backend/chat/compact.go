@@ -225,6 +225,17 @@ func (s *Service) compacted(ctx context.Context, d *draft) error {
 	if cut > 0 {
 		// The turns left out for the window are older still: covered.
 		d.path, d.omitted = d.path[cut:], 0
+	} else if d.omitted > 0 {
+		// The window left out turns back past the summary's message: the
+		// ones up to it are covered (every turn older than the history is
+		// left out, so they are all among the omitted), the rest between
+		// it and the history are not. Counted, or an automatic compaction
+		// would see turns left out after every compaction and run again.
+		covered, err := s.db.CountTurns(ctx, d.user, d.chat.ID, c.Through)
+		if err != nil {
+			return storeErr(err, "chat")
+		}
+		d.omitted = max(d.omitted-covered, 0)
 	}
 	// The kept turns start with a user turn (the summary's pair ends with
 	// the assistant).
@@ -305,16 +316,21 @@ func (s *Service) lastUsage(ctx context.Context, user ids.UserID, chatID ids.Cha
 	return *m.PromptTokens + *m.CompletionTokens, true
 }
 
-// overWindow says whether d's request (its turns estimated as the
-// history counts them) takes more than autoCompactShare of a known
-// context window. An unknown window (0) never does. The history is cut to
-// what fits first, and the reply keeps min(4096, a quarter) of the window:
-// a window under about 40,000 tokens is never this full (its oldest turns
-// are left out instead, and the meter shows it).
+// overWindow says whether d's request is near a known context window:
+// it had to leave earlier turns out, or its turns (estimated as the
+// history counts them) take more than autoCompactShare of the window. An
+// unknown window (0) never is. The left-out test matters for small
+// windows: the history is cut to what fits first and the reply keeps
+// min(4096, a quarter) of the window, so below about 40,000 tokens the
+// share alone is never reached, and an 8k local model would only ever
+// drop its oldest turns.
 func overWindow(d *draft) bool {
 	limit := d.model.ContextLength
 	if limit <= 0 {
 		return false
+	}
+	if d.omitted > 0 {
+		return true
 	}
 	var n int64
 	for _, m := range d.req.Messages {

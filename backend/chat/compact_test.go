@@ -216,6 +216,36 @@ func TestAutoCompactOnlyNearAKnownWindow(t *testing.T) {
 	}
 }
 
+// A small window (an 8k local model) compacts too: its history is cut to
+// what fits before the share is measured, so the turns it had to leave
+// out are what says it is near the window.
+func TestAutoCompactInASmallWindow(t *testing.T) {
+	e := setup(t)
+	e.setWindow(8000)
+	chatID := e.longChat(20, 3000) // about 15,000 tokens
+	if n := len(e.compactRequests()); n != 0 {
+		t.Fatalf("%d summaries before the window was reached", n)
+	}
+	e.llm.Enqueue(fakellm.Stream("SUMMARY small"))
+	e.exchanges(chatID, 30, 1, 0)
+	if n := len(e.compactRequests()); n != 1 {
+		t.Fatalf("%d summaries in an 8k window that leaves turns out, want 1", n)
+	}
+	got := contents(e.streamed())
+	if !hasTurn(got, "assistant:SUMMARY") || !hasTurn(got, "user:q30") {
+		t.Errorf("request after automatic compaction: %v", got)
+	}
+	if last := e.last(chatID); strings.Contains(string(last.Metrics), "omittedTurns") {
+		t.Errorf("metrics %s count omitted turns the summary covers", last.Metrics)
+	}
+	// The next message fits after the summary: no second compaction (the
+	// turns the summary covers are not "left out").
+	e.exchanges(chatID, 31, 1, 0)
+	if n := len(e.compactRequests()); n != 1 {
+		t.Errorf("%d summaries after a message that fits behind the summary, want 1", n)
+	}
+}
+
 // setWindow sets the model's context length as the endpoint reported it
 // (0: unknown).
 func (e *env) setWindow(n int) {

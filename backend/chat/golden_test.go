@@ -143,7 +143,12 @@ func TestRequestsAreUnchanged(t *testing.T) {
 	// A long history cut to fit the context.
 	long := e.longChat(40, 600)
 	e.setContext(4096)
+	// Its automatic compaction fails: the newest turns that fit are sent.
+	e.llm.Enqueue(fakellm.Status(400, `{"error":{"message":"no summary"}}`))
 	record("long history", func() ids.ChatID { return send(long, chat.SendInput{Content: "The newest question"}) })
+	// Its automatic compaction succeeds: the summary and the last exchanges.
+	e.llm.Enqueue(fakellm.Stream("The summary of turns 0 to 37."))
+	record("long history compacted", func() ids.ChatID { return send(long, chat.SendInput{Content: "One more question"}) })
 
 	path := filepath.Join("testdata", "requests.golden")
 	if *update {

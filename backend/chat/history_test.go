@@ -73,9 +73,14 @@ func TestLongChatSendsTheNewestTurnsThatFit(t *testing.T) {
 	const old, size, context = 300, 600, 4096
 	id := e.longChat(old, size)
 	e.setContext(context)
-	e.llm.Enqueue(fakellm.Stream("Newest answer."))
+	// Turns left out start an automatic compaction first; when the
+	// summary fails, the newest turns that fit are sent.
+	e.llm.Enqueue(fakellm.Status(400, `{"error":{"message":"no summaries today"}}`), fakellm.Stream("Newest answer."))
 	e.send(id, "The newest question")
 	e.wait(id)
+	if n := len(e.compactRequests()); n != 1 {
+		t.Fatalf("%d summaries tried, want 1", n)
+	}
 
 	turns := e.contents(id, 1) // without the reply just made
 	// The context less a quarter kept for the reply (no max_tokens, no

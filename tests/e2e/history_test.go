@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,14 @@ import (
 // the transcript says above the reply how many earlier ones were not sent.
 func TestOmittedTurnsMarkerInChromium(t *testing.T) {
 	a := newChatApp(t)
-	a.llm.SetDefault(noAutoTitles())
+	// Turns left out start an automatic compaction; here every summary
+	// fails, so the newest turns that fit are sent and the marker says so.
+	a.llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		if strings.Contains(string(r.Body), "Summarise the conversation above") {
+			return fakellm.Status(http.StatusBadRequest, `{"error":{"message":"no summaries here"}}`)
+		}
+		return noAutoTitles()
+	}))
 	var models []struct{ ID int }
 	harness.API(t, a.base, "Models.Picker", &models)
 	if len(models) == 0 {
