@@ -243,6 +243,26 @@ func TestSlashCommandsInChromium(t *testing.T) {
 		a.fill("#composer-input", "")
 	})
 
+	// The box stays usable while a reply is written: /stop there stops it,
+	// and what arrived is kept.
+	run("stop from the box stops the reply", func(t *testing.T) {
+		a.llm.Enqueue(fakellm.Stream("Kept words ", "never these").StallAfter(2)) // the role, the first words
+		a.sendBox("a long story please")
+		a.waitJS(`!!document.querySelector('#composer-button.is-stop')`)
+		a.waitJS(lastReply + `.includes('Kept words')`)
+		a.click("#composer-input")
+		a.typeInBox("/stop" + kb.Enter)
+		a.waitJS(`!document.querySelector('#composer-button.is-stop')`)
+		a.waitJS(boxValue + ` === ''`)
+		a.waitReplyIdle()
+		if got := a.str(lastReply); !strings.Contains(got, "Kept words") || strings.Contains(got, "never these") {
+			t.Errorf("the stopped reply: %q", got)
+		}
+		if got, _ := lastUserContent(t, a.llm); got == "/stop" {
+			t.Error("/stop was sent as a message")
+		}
+	})
+
 	// /compact is the chat screen's compaction (compact.js compactChat):
 	// the earlier turns are summarised and the summary block appears.
 	run("compact summarises the earlier turns", func(t *testing.T) {
