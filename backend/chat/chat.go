@@ -142,7 +142,9 @@ func New(db *store.DB, gen *generation.Service, conns *connections.Service, bus 
 		copyFile: opt.CopyFile}
 }
 
-// ChatEvent is published on topic "chat" when a chat changes.
+// ChatEvent is published on topic "chat" when a chat changes. Change
+// "path" says the chosen path moved (a version switched or deleted): the
+// chat's messages on screen are no longer the ones to show.
 type ChatEvent struct {
 	ChatID ids.ChatID `json:"chatId"`
 	Change string     `json:"change"`

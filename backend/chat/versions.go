@@ -35,7 +35,8 @@ func (s *Service) SwitchVersion(ctx context.Context, user ids.UserID, msg ids.Me
 	if err := s.stampIfAgent(ctx, user, m.ChatID); err != nil {
 		return 0, err
 	}
-	s.Notify(user, m.ChatID, "updated")
+	// "path": the chat shows other messages; its other tabs read them again.
+	s.Notify(user, m.ChatID, "path")
 	return m.ChatID, nil
 }
 
@@ -65,7 +66,8 @@ func (s *Service) DeleteVersion(ctx context.Context, user ids.UserID, msg ids.Me
 	if err := s.stampIfAgent(ctx, user, m.ChatID); err != nil {
 		return 0, err
 	}
-	s.Notify(user, m.ChatID, "updated")
+	// "path": the chat shows other messages; its other tabs read them again.
+	s.Notify(user, m.ChatID, "path")
 	return m.ChatID, nil
 }
 

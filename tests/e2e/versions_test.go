@@ -87,9 +87,22 @@ func TestVersionsInChromium(t *testing.T) {
 		t.Errorf("after a reload the first reply's control does not read 2/4")
 	}
 
+	// A second tab on the chat follows the path the first one chooses,
+	// without a reload.
+	ctx2, cancel := chromedp.NewContext(a.ctx)
+	t.Cleanup(cancel)
+	b := newTab(t, ctx2, "second")
+	b.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(a.base+"/"+a.str(`location.hash`)))
+	b.waitJS(transcriptText + ` === 'Question|answer 1|Follow-up|follow-up answer'`)
+	a.clickXPath(`(//article[contains(@class,'msg-user')])[last()]//button[@aria-label='Next version']`)
+	a.waitJS(versionsOf("user", "2/2"))
+	b.waitJS(transcriptText + ` === 'Question|answer 1|Follow-up, edited|edited answer'`)
+	b.waitJS(versionsOf("user", "2/2"))
+
 	// Delete the chosen first-reply version (confirmed): a neighbour is chosen.
 	a.clickXPath(`(//article[contains(@class,'msg-assistant')])[1]//button[contains(., 'Delete version')]`)
 	a.confirmDialog("Delete version")
 	a.waitJS(transcriptText + ` === 'Question|answer 2'`)
 	a.waitJS(versionsOf("assistant", "2/3"))
+	b.waitJS(transcriptText + ` === 'Question|answer 2'`)
 }

@@ -333,8 +333,20 @@ export function useChatController(chatId) {
       );
     }
     const offChat = on('chat', (ev) => {
-      if (!ev || ev.chatId !== chatId || ev.change !== 'updated') return;
+      if (!ev || ev.chatId !== chatId || (ev.change !== 'updated' && ev.change !== 'path')) return;
       call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c, draft: old ? old.draft : c.draft })), () => {});
+      // Another tab chose another version: the newest page replaces what
+      // is shown (merging would keep the old path's older messages). The
+      // tab that switched reads the same messages again, keyed by id, so
+      // its focus stays where it was.
+      if (ev.change === 'path') {
+        call('Chats.Messages', chatId, 0, PAGE).then((r) => {
+          if (!live) return;
+          setMessages((r && r.messages) || []);
+          setHasMore(!!(r && r.hasMore));
+          bump();
+        }, () => {});
+      }
     });
     const onResync = () => {
       call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c })), () => {});
