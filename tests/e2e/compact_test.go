@@ -4,12 +4,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/llembas/lembas/backend/fakellm"
-	"github.com/llembas/lembas/tests/harness"
 )
 
 // Compacting from the page: the earlier messages fold behind "N earlier
@@ -18,36 +16,9 @@ import (
 func TestCompactionInChromium(t *testing.T) {
 	a := newChatApp(t)
 	a.llm.SetDefault(noAutoTitles())
-	var models []struct{ ID int }
-	harness.API(t, a.base, "Models.Picker", &models)
-	if len(models) == 0 {
-		t.Fatal("no models")
-	}
-	harness.API(t, a.base, "Models.Update", nil, models[0].ID, map[string]any{"contextLength": 32768})
-
 	question := strings.Repeat("A question about the keeping of lembas. ", 10)
-	var turn struct{ Chat struct{ ID int } }
-	for i := range 3 {
-		args := map[string]any{"modelId": models[0].ID, "content": question}
-		if i > 0 {
-			args["chatId"] = turn.Chat.ID
-		}
-		harness.API(t, a.base, "Chats.Send", &turn, args)
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			var chats []struct {
-				ID        int
-				Streaming bool
-			}
-			harness.API(t, a.base, "Chats.List", &chats)
-			if len(chats) == 1 && !chats[0].Streaming {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("reply %d never finished: %+v", i, chats)
-			}
-		}
-	}
-	a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.Itoa(turn.Chat.ID)))
+	chatID := seedTurns(t, a.base, 32768, 3, question)
+	a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.Itoa(chatID)))
 	a.waitJS(`document.querySelectorAll('.msg-assistant').length === 3`)
 	a.waitJS(`!!document.querySelector('.context-meter-bar')`)
 	before := a.str(`document.querySelector('#context-meter-text').innerText`)

@@ -25,36 +25,9 @@ func TestOmittedTurnsMarkerInChromium(t *testing.T) {
 		}
 		return noAutoTitles()
 	}))
-	var models []struct{ ID int }
-	harness.API(t, a.base, "Models.Picker", &models)
-	if len(models) == 0 {
-		t.Fatal("no models")
-	}
-	harness.API(t, a.base, "Models.Update", nil, models[0].ID, map[string]any{"contextLength": 1024})
-
 	question := strings.Repeat("A long question about the keeping of lembas. ", 20) // ~300 tokens
-	var turn struct{ Chat struct{ ID int } }
-	for i := range 4 {
-		args := map[string]any{"modelId": models[0].ID, "content": question}
-		if i > 0 {
-			args["chatId"] = turn.Chat.ID
-		}
-		harness.API(t, a.base, "Chats.Send", &turn, args)
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			var chats []struct {
-				ID        int
-				Streaming bool
-			}
-			harness.API(t, a.base, "Chats.List", &chats)
-			if len(chats) == 1 && !chats[0].Streaming {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("reply %d never finished: %+v", i, chats)
-			}
-		}
-	}
-	a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.Itoa(turn.Chat.ID)))
+	chatID := seedTurns(t, a.base, 1024, 4, question)
+	a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.Itoa(chatID)))
 	a.waitJS(`document.querySelectorAll('.msg-assistant').length === 4`)
 	markers := a.str(`[...document.querySelectorAll('.msg-assistant')].map(m => { const o = m.querySelector('.msg-omitted'); return o ? o.innerText : '-'; }).join('|')`)
 	parts := strings.Split(markers, "|")
@@ -75,4 +48,39 @@ func TestOmittedTurnsMarkerInChromium(t *testing.T) {
 	}
 	a.js(`[...document.querySelectorAll('.msg-omitted')].pop().scrollIntoView({block: 'center'})`)
 	a.shot("omitted-regenerated")
+}
+
+// seedTurns sends n user turns (content each) to one new chat with the
+// first picker model, whose context length is set to window, waiting for
+// each reply to finish; it returns the chat's id.
+func seedTurns(t *testing.T, base string, window, n int, content string) int {
+	t.Helper()
+	var models []struct{ ID int }
+	harness.API(t, base, "Models.Picker", &models)
+	if len(models) == 0 {
+		t.Fatal("no models")
+	}
+	harness.API(t, base, "Models.Update", nil, models[0].ID, map[string]any{"contextLength": window})
+	var turn struct{ Chat struct{ ID int } }
+	for i := range n {
+		args := map[string]any{"modelId": models[0].ID, "content": content}
+		if i > 0 {
+			args["chatId"] = turn.Chat.ID
+		}
+		harness.API(t, base, "Chats.Send", &turn, args)
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			var chats []struct {
+				ID        int
+				Streaming bool
+			}
+			harness.API(t, base, "Chats.List", &chats)
+			if len(chats) == 1 && !chats[0].Streaming {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("reply %d never finished: %+v", i, chats)
+			}
+		}
+	}
+	return turn.Chat.ID
 }
