@@ -119,6 +119,9 @@ const choicesUnit = `(async () => {
     return fetch0(url, opts);
   };
   const tick = () => new Promise((r) => setTimeout(r, 50));
+  // until waits for what a click draws (Preact renders later, and later
+  // still on a busy machine: a fixed wait read a card not drawn yet).
+  const until = async (f) => { for (let i = 0; i < 200 && !f(); i++) await tick(); };
   const ask = { id: 'b1', kind: 'approve', deadline: Date.now() + 5 * 60000, items: [
     { key: 'k1', callId: 'c1', tool: 'shell_run', kind: 'approve', text: 'shell_run: ls' },
     { key: 'k2', callId: 'c2', tool: 'shell_run', kind: 'approve', text: 'shell_run: rm -rf build' },
@@ -130,27 +133,27 @@ const choicesUnit = `(async () => {
   const box = document.createElement('div');
   document.body.appendChild(box);
   render(html` + "`" + `<${AskCard} ask=${ask} messageId=${42} parts=${parts} />` + "`" + `, box);
-  await tick();
   const q = (s) => box.querySelector(s);
   const qa = (s) => [...box.querySelectorAll(s)];
+  await until(() => qa('.ask-call').length === 2 && qa('.ask-actions button').length > 0);
   out.rowChoices = qa('.ask-call').map((li) => [...li.querySelectorAll('.ask-call-choice button')].map((b) => b.textContent));
   out.before = qa('.ask-actions button').map((b) => b.textContent);
   qa('.ask-call-run')[0].click();
-  await tick();
+  await until(() => qa('.ask-actions button').length === 3);
   out.oneChosen = qa('.ask-actions button').map((b) => b.textContent + (b.disabled ? ' (disabled)' : ''));
   qa('.ask-call-skip')[1].click();
-  await tick();
+  await until(() => !!q('.ask-note input'));
   const note = q('.ask-note input');
   note.value = 'not the build dir';
   note.dispatchEvent(new Event('input', { bubbles: true }));
-  await tick();
+  await until(() => !!q('.ask-note label') && !q('.ask-send-choices')?.disabled);
   out.noteLabel = q('.ask-note label').textContent;
   q('.ask-send-choices').click();
   for (let i = 0; i < 100 && sent.length === 0; i++) await tick();
   out.sent = sent[0] || null;
   render(null, box);
   render(html` + "`" + `<${AskCard} ask=${{ ...ask, id: 'b2' }} messageId=${42} parts=${parts} />` + "`" + `, box);
-  await tick();
+  await until(() => !!q('.ask-approve'));
   q('.ask-approve').focus();
   q('.ask-approve').click();
   for (let i = 0; i < 100 && sent.length < 2; i++) await tick();

@@ -70,7 +70,8 @@ function Question({ item, value, onValue }) {
 /**
  * AskCard draws ask ({id, kind, items, deadline}) for the reply
  * messageId; parts are the reply's parts, where an approve item's call
- * is found by its callId.
+ * is found by its callId. Render it with key=${ask.id}: its state
+ * belongs to one ask.
  */
 export function AskCard({ ask, messageId, parts = [] }) {
   const items = Array.isArray(ask.items) ? ask.items : [];
@@ -84,12 +85,9 @@ export function AskCard({ ask, messageId, parts = [] }) {
   const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
   const card = useRef(null);
-  useEffect(() => {
-    setAnswers({});
-    setChoices({});
-    setNote('');
-    setBusy(false);
-  }, [ask.id]);
+  // A new ask is a new card: its parent keys it by ask.id, so its answers
+  // start empty. (An effect that emptied them ran after the first paint
+  // and threw away a choice made before it.)
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 15000);
     return () => clearInterval(t);

@@ -335,7 +335,7 @@ export class AssistantMessage extends Component {
         ${summarised ? null : html`<${OmittedTurns} metrics=${metrics} />`}
         ${msg.modelLabel ? html`<p class="msg-model" title=${formatDate(msg.createdAt)}>${msg.modelLabel}</p>` : null}
         <${AssistantBody} state=${state} msg=${msg} onAnnounce=${onAnnounce} onSynced=${onSynced} />
-        ${state && state.ask ? html`<${AskCard} ask=${state.ask} messageId=${msg.id} parts=${state.parts} />` : null}
+        ${state && state.ask ? html`<${AskCard} key=${state.ask.id} ask=${state.ask} messageId=${msg.id} parts=${state.parts} />` : null}
         ${agent && !streaming ? this.plan(msg, state, isLast && !chatBusy, onCarryOut) : null}
         ${streaming && !hasContent ? html`<p class="loading-line msg-waiting">Waiting for the first words…</p>` : null}
         ${line ? html`<p class=${'msg-status' + (status === 'error' ? ' is-error' : '')}>${line}</p>` : null}
