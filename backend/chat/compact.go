@@ -167,7 +167,7 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 	}
 	cctx, cancel := context.WithTimeout(ctx, compactTimeout)
 	defer cancel()
-	summary, err := tgt.client.Complete(cctx, req)
+	summary, res, err := tgt.client.CompleteResult(cctx, req)
 	if err != nil {
 		return store.Compaction{}, err
 	}
@@ -175,11 +175,33 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 	if summary == "" {
 		return store.Compaction{}, apperr.New(apperr.Unavailable, "the model answered with an empty summary; nothing was changed")
 	}
+	if err := summaryFits(summary, res.FinishReason, b.context); err != nil {
+		return store.Compaction{}, err
+	}
 	c := store.Compaction{Summary: summary, Through: through, At: time.Now().UnixMilli()}
 	if err := s.db.SetCompaction(ctx, user, chatID, &c); err != nil {
 		return store.Compaction{}, storeErr(err, "chat")
 	}
 	return c, nil
+}
+
+// maxSummaryBytes bounds a summary: it stands for the earlier turns in
+// every request and is drawn on every read of the chat, so an endpoint's
+// answer that runs on (garbage, a loop) is refused, not stored.
+const maxSummaryBytes = 64 << 10
+
+// summaryFits refuses a summary the chat should not carry instead of its
+// turns: one the model was cut off in (the length limit: its end, the
+// newest of what it summarised, is missing), one past maxSummaryBytes, or
+// one taking more than a quarter of a known context window.
+func summaryFits(summary, finish string, window int64) error {
+	switch {
+	case finish == "length":
+		return apperr.New(apperr.Unavailable, "the model's summary was cut off by its length limit; nothing was changed")
+	case len(summary) > maxSummaryBytes || (window > 0 && tokens(int64(len(summary))) > window/4):
+		return apperr.New(apperr.Unavailable, "the model's summary is longer than a summary can be (%d KB); nothing was changed", len(summary)>>10)
+	}
+	return nil
 }
 
 // compactInstruction is the summarising instruction: the prompts

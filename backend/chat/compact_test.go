@@ -286,3 +286,39 @@ func TestCompactWhileReplyingIsAConflict(t *testing.T) {
 	}
 	e.wait(chatID)
 }
+
+// A summary the chat should not carry is refused and nothing changes: one
+// the model was cut off in (finish reason length: the newest of what it
+// summarised is missing), one that runs on past the bound, one taking
+// more than a quarter of a known window. The next request still carries
+// the full turns.
+func TestCompactRefusesACutOffOrRunawaySummary(t *testing.T) {
+	e := setup(t)
+	var chatID ids.ChatID
+	for _, tc := range []struct {
+		name   string
+		window int
+		reply  fakellm.Reply
+	}{
+		{"cut off", 0, fakellm.NewStream().Content("SUMMARY of q1 and").Finish("length").Reply()},
+		{"runaway", 0, fakellm.Stream("SUMMARY " + strings.Repeat("la ", 30<<10))},
+		{"past a quarter of the window", 8000, fakellm.Stream("SUMMARY " + strings.Repeat("la ", 3000))},
+	} {
+		e.setWindow(tc.window)
+		chatID = e.exchanges(0, 1, 3, 0)
+		e.llm.Enqueue(tc.reply)
+		if kind := e.callErr("Chats.Compact", chatID); kind != string(apperr.Unavailable) {
+			t.Errorf("%s: Compact gave %q, want unavailable", tc.name, kind)
+		}
+		var v api.ChatView
+		e.call("Chats.Get", &v, chatID)
+		if v.Compact != nil {
+			t.Errorf("%s: a summary was stored: %.40q", tc.name, v.Compact.Summary)
+		}
+	}
+	e.setWindow(0)
+	e.exchanges(chatID, 4, 1, 0)
+	if got := contents(e.streamed()); !hasTurn(got, "user:q1") || hasTurn(got, "assistant:SUMMARY") {
+		t.Errorf("after refused summaries the request is %v, want the full turns", got)
+	}
+}
