@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -84,6 +85,13 @@ var errNothingToCompact = apperr.New(apperr.Invalid, "there is nothing to compac
 // compact is Compact holding the chat's lock, with its target.
 func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (store.Compaction, error) {
 	chatID := tgt.chat.ID
+	// What the summary is stored against: the chat's compaction as it is
+	// now, and the time its turns are read (SetCompactionIf).
+	since := time.Now().UnixMilli()
+	was, err := s.db.CompactionStamp(ctx, user, chatID)
+	if err != nil {
+		return store.Compaction{}, storeErr(err, "chat")
+	}
 	prev, err := s.db.ChatCompaction(ctx, user, chatID)
 	if err != nil {
 		return store.Compaction{}, storeErr(err, "chat")
@@ -179,7 +187,11 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 		return store.Compaction{}, err
 	}
 	c := store.Compaction{Summary: summary, Through: through, At: time.Now().UnixMilli()}
-	if err := s.db.SetCompaction(ctx, user, chatID, &c); err != nil {
+	if err := s.db.SetCompactionIf(ctx, user, chatID, c, was, since); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return store.Compaction{}, apperr.Wrap(apperr.Conflict, err,
+				"the chat changed while its summary was written (another summary, an undo or a deleted version); nothing was changed")
+		}
 		return store.Compaction{}, storeErr(err, "chat")
 	}
 	return c, nil
