@@ -85,9 +85,9 @@ var errNothingToCompact = apperr.New(apperr.Invalid, "there is nothing to compac
 // compact is Compact holding the chat's lock, with its target.
 func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (store.Compaction, error) {
 	chatID := tgt.chat.ID
-	// What the summary is stored against: the chat's compaction as it is
-	// now, and the time its turns are read (SetCompactionIf).
-	since := time.Now().UnixMilli()
+	// What the summary is stored against (SetCompactionIf): the chat's
+	// compaction as it is now, and the message it reaches as it is when
+	// the turns are read.
 	was, err := s.db.CompactionStamp(ctx, user, chatID)
 	if err != nil {
 		return store.Compaction{}, storeErr(err, "chat")
@@ -139,6 +139,10 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 	if through == 0 || len(picked) == 0 {
 		return store.Compaction{}, errNothingToCompact
 	}
+	made, err := s.db.MessageMade(ctx, user, chatID, through)
+	if err != nil {
+		return store.Compaction{}, storeErr(err, "message")
+	}
 	slices.Reverse(picked)
 	msgs, err := s.db.PathMessages(ctx, user, chatID, picked)
 	if err != nil {
@@ -187,7 +191,7 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 		return store.Compaction{}, err
 	}
 	c := store.Compaction{Summary: summary, Through: through, At: time.Now().UnixMilli()}
-	if err := s.db.SetCompactionIf(ctx, user, chatID, c, was, since); err != nil {
+	if err := s.db.SetCompactionIf(ctx, user, chatID, c, was, made); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return store.Compaction{}, apperr.Wrap(apperr.Conflict, err,
 				"the chat changed while its summary was written (another summary, an undo or a deleted version); nothing was changed")
