@@ -290,8 +290,9 @@ func TestCompactWhileReplyingIsAConflict(t *testing.T) {
 // A summary the chat should not carry is refused and nothing changes: one
 // the model was cut off in (finish reason length: the newest of what it
 // summarised is missing), one that runs on past the bound, one taking
-// more than a quarter of a known window. The next request still carries
-// the full turns.
+// more than a quarter of a known window, and one that failed (an error
+// status, an error in the stream). The next request still carries the
+// full turns.
 func TestCompactRefusesACutOffOrRunawaySummary(t *testing.T) {
 	e := setup(t)
 	var chatID ids.ChatID
@@ -303,6 +304,8 @@ func TestCompactRefusesACutOffOrRunawaySummary(t *testing.T) {
 		{"cut off", 0, fakellm.NewStream().Content("SUMMARY of q1 and").Finish("length").Reply()},
 		{"runaway", 0, fakellm.Stream("SUMMARY " + strings.Repeat("la ", 30<<10))},
 		{"past a quarter of the window", 8000, fakellm.Stream("SUMMARY " + strings.Repeat("la ", 3000))},
+		{"endpoint error", 0, fakellm.Status(500, `{"error":{"message":"out of memory"}}`)},
+		{"error mid-stream", 0, fakellm.NewStream().Content("SUMMARY of").Error("the model crashed").Reply()},
 	} {
 		e.setWindow(tc.window)
 		chatID = e.exchanges(0, 1, 3, 0)
