@@ -204,3 +204,28 @@ func TestAttachFileOverSFTP(t *testing.T) {
 		t.Errorf("another person's chat: %v", err)
 	}
 }
+
+// TestProjectFilesOffWhenAgentChatsAre: with agent chats switched off no
+// host is reached, not even for the `@` listing: ProjectFiles is refused
+// as AttachFile is (it started a walk over SSH, with the profile's key).
+func TestProjectFilesOffWhenAgentChatsAre(t *testing.T) {
+	srv := sshtest.Start(t)
+	ctx := context.Background()
+	s, db, user := newService(t)
+	s.UseFiles(files.New(db, t.TempDir(), nil, files.Limits{}))
+	p := readyProfile(t, s, user, srv)
+	chat := agentChatOn(t, db, user, p.ID, "/tmp")
+	if _, err := s.SetSettings(ctx, SettingsPatch{Enabled: ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	row, _ := db.SSHProfile(ctx, user, p.ID)
+	if _, err := s.ProjectFiles(ctx, user, chat, ""); apperr.KindOf(err) != apperr.Forbidden {
+		t.Errorf("ProjectFiles with agent chats off: %v, want forbidden", err)
+	}
+	if s.index.walkingNow(row, "/tmp") {
+		t.Error("a walk of the host started with agent chats off")
+	}
+	if _, err := s.AttachFile(ctx, user, chat, "/etc/hostname"); apperr.KindOf(err) != apperr.Forbidden {
+		t.Errorf("AttachFile with agent chats off: %v, want forbidden", err)
+	}
+}

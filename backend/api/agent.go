@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llembas/lembas/backend/agent"
+	"github.com/llembas/lembas/backend/auth"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
 )
@@ -14,10 +15,14 @@ import (
 // the public key and whether a secret is set), their host keys (scan,
 // accept, forget), a test connection, the new-chat directory picker, and
 // the instance's agent settings. Another person's profile is not found.
-type Agent struct{ agent *agent.Service }
+type Agent struct {
+	agent   *agent.Service
+	permits Permits
+}
 
-// NewAgent returns the Agent facade.
-func NewAgent(a *agent.Service) *Agent { return &Agent{agent: a} }
+// NewAgent returns the Agent facade; permits checks files.upload for
+// AttachFile.
+func NewAgent(a *agent.Service, permits Permits) *Agent { return &Agent{agent: a, permits: permits} }
 
 // SSHProfile is an SSH connection as its owner sees it. Generated says
 // its key is one LLeMbas made (the page offers "A key LLeMbas makes"
@@ -143,8 +148,12 @@ func (a *Agent) ProjectFiles(ctx context.Context, chatID ids.ChatID, query strin
 
 // AttachFile reads a file of the caller's agent chat's host (a path
 // relative to its directory, or absolute) into an unsent upload, capped
-// like uploads, marked with where it came from.
+// like uploads, marked with where it came from. It is an upload: it needs
+// files.upload, as attaching any file does.
 func (a *Agent) AttachFile(ctx context.Context, chatID ids.ChatID, path string) (AttachmentView, error) {
+	if err := a.permits.Require(ctx, auth.FilesUpload); err != nil {
+		return AttachmentView{}, err
+	}
 	att, err := a.agent.AttachFile(ctx, user(ctx), chatID, path)
 	if err != nil {
 		return AttachmentView{}, err

@@ -39,7 +39,7 @@ func TestAgentCredentialsReachNoLogOrView(t *testing.T) {
 
 	var logged bytes.Buffer
 	d := NewDispatcher(slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	d.Register("Agent", NewAgent(svc), Table["Agent"])
+	d.Register("Agent", NewAgent(svc, Permits{}), Table["Agent"])
 	as := Caller{UserID: int64(user), Admin: true, Via: "test"}
 	var answers []string
 	call := func(method string, args ...any) json.RawMessage {

@@ -202,7 +202,7 @@ var Table = map[string]Guards{
 	"Library": {
 		"Bases": libraryUse, "CreateBase": libraryUse, "UpdateBase": libraryUse, "DeleteBase": libraryUse,
 		"Documents": libraryUse, "Document": libraryUse, "DeleteDocument": libraryUse,
-		"Search": libraryUse, "AttachDocument": libraryUse, "ChatScope": libraryUse, "SetChatScope": libraryUse,
+		"Search": libraryUse, "AttachDocument": libraryUse.Note("and `files.upload`"), "ChatScope": libraryUse, "SetChatScope": libraryUse,
 		"Notes": libraryUse, "Note": libraryUse, "CreateNote": libraryUse, "UpdateNote": libraryUse,
 		"DeleteNote": libraryUse, "Preview": libraryUse,
 		"Memories": libraryUse, "AddMemory": libraryUse, "UpdateMemory": libraryUse, "DeleteMemory": libraryUse,
@@ -216,7 +216,7 @@ var Table = map[string]Guards{
 	"Agent": {
 		"Profiles": agentUse, "CreateProfile": agentUse, "UpdateProfile": agentUse, "DeleteProfile": agentUse,
 		"ScanHostKey": agentUse, "AcceptHostKey": agentUse, "ForgetHostKey": agentUse, "Test": agentUse, "Browse": agentUse,
-		"ProjectFiles": agentUse, "AttachFile": agentUse,
+		"ProjectFiles": agentUse, "AttachFile": agentUse.Note("and `files.upload`"),
 		"Settings": agentUse, "SetSettings": AdminOnly,
 	},
 	// The terminal panel: in the desktop window through calls and events

@@ -28,11 +28,13 @@ import (
 type Library struct {
 	lib    *library.Service
 	render *render.Renderer
+	// permits checks files.upload for AttachDocument.
+	permits Permits
 }
 
 // NewLibrary returns the Library facade; render draws notes.
-func NewLibrary(lib *library.Service, render *render.Renderer) *Library {
-	return &Library{lib: lib, render: render}
+func NewLibrary(lib *library.Service, render *render.Renderer, permits Permits) *Library {
+	return &Library{lib: lib, render: render, permits: permits}
 }
 
 // noteExcerpt is how many characters of a note's body its list row shows.
@@ -338,6 +340,10 @@ func (l *Library) Search(ctx context.Context, in SearchInput) ([]HitView, error)
 // AttachDocument copies a document the caller can see into a new unsent
 // upload, to join the composer's files.
 func (l *Library) AttachDocument(ctx context.Context, id ids.DocumentID) (AttachmentView, error) {
+	// An unsent upload, as any file attached to a message.
+	if err := l.permits.Require(ctx, auth.FilesUpload); err != nil {
+		return AttachmentView{}, err
+	}
 	a, err := l.lib.AttachDocument(ctx, user(ctx), id)
 	if err != nil {
 		return AttachmentView{}, err

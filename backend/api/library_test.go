@@ -36,7 +36,7 @@ func TestLibraryViews(t *testing.T) {
 	bus := events.NewBus()
 	svc := library.New(db, files.New(db, t.TempDir(), log, files.Limits{}), log)
 	svc.PublishTo(bus)
-	lib := NewLibrary(svc, render.New())
+	lib := NewLibrary(svc, render.New(), Permits{})
 	as := func(u ids.UserID) context.Context { return WithCaller(ctx, Caller{UserID: int64(u)}) }
 	sub := bus.Subscribe(int64(frodo), 64)
 	defer sub.Close()

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // ImageDataURI returns a stored image as a data URI ("data:image/jpeg;base64,…"),
@@ -74,16 +75,22 @@ func SourcedDocumentContext(name, path, source, text, note string) string {
 	return b.String()
 }
 
-// attr is s as an attribute value of a tag we write: quotes, angle
-// brackets and line breaks dropped.
+// attr is s as an attribute value of a tag we write, on one line: quotes,
+// angle brackets and CR/LF dropped (as before, so a path reads the same),
+// every other space or line break (a vertical tab, NEL, U+2028) a space,
+// controls and direction overrides dropped as DisplayName drops them.
 func attr(s string) string {
 	return strings.Map(func(r rune) rune {
-		switch r {
-		case '"', '<', '>', '\n', '\r':
+		switch {
+		case r == '"', r == '<', r == '>', r == '\n', r == '\r':
+			return -1
+		case unicode.IsSpace(r):
+			return ' '
+		case unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r), r == '\uFEFF':
 			return -1
 		}
 		return r
-	}, s)
+	}, strings.ToValidUTF8(s, ""))
 }
 
 var closingTag = regexp.MustCompile(`(?i)</(document)`)

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -84,6 +85,13 @@ var errNothingToCompact = apperr.New(apperr.Invalid, "there is nothing to compac
 // compact is Compact holding the chat's lock, with its target.
 func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (store.Compaction, error) {
 	chatID := tgt.chat.ID
+	// What the summary is stored against (SetCompactionIf): the chat's
+	// compaction as it is now, and the message it reaches as it is when
+	// the turns are read.
+	was, err := s.db.CompactionStamp(ctx, user, chatID)
+	if err != nil {
+		return store.Compaction{}, storeErr(err, "chat")
+	}
 	prev, err := s.db.ChatCompaction(ctx, user, chatID)
 	if err != nil {
 		return store.Compaction{}, storeErr(err, "chat")
@@ -131,6 +139,10 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 	if through == 0 || len(picked) == 0 {
 		return store.Compaction{}, errNothingToCompact
 	}
+	made, err := s.db.MessageMade(ctx, user, chatID, through)
+	if err != nil {
+		return store.Compaction{}, storeErr(err, "message")
+	}
 	slices.Reverse(picked)
 	msgs, err := s.db.PathMessages(ctx, user, chatID, picked)
 	if err != nil {
@@ -167,7 +179,7 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 	}
 	cctx, cancel := context.WithTimeout(ctx, compactTimeout)
 	defer cancel()
-	summary, err := tgt.client.Complete(cctx, req)
+	summary, res, err := tgt.client.CompleteResult(cctx, req)
 	if err != nil {
 		return store.Compaction{}, err
 	}
@@ -175,11 +187,37 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 	if summary == "" {
 		return store.Compaction{}, apperr.New(apperr.Unavailable, "the model answered with an empty summary; nothing was changed")
 	}
+	if err := summaryFits(summary, res.FinishReason, b.context); err != nil {
+		return store.Compaction{}, err
+	}
 	c := store.Compaction{Summary: summary, Through: through, At: time.Now().UnixMilli()}
-	if err := s.db.SetCompaction(ctx, user, chatID, &c); err != nil {
+	if err := s.db.SetCompactionIf(ctx, user, chatID, c, was, made); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return store.Compaction{}, apperr.Wrap(apperr.Conflict, err,
+				"the chat changed while its summary was written (another summary, an undo or a deleted version); nothing was changed")
+		}
 		return store.Compaction{}, storeErr(err, "chat")
 	}
 	return c, nil
+}
+
+// maxSummaryBytes bounds a summary: it stands for the earlier turns in
+// every request and is drawn on every read of the chat, so an endpoint's
+// answer that runs on (garbage, a loop) is refused, not stored.
+const maxSummaryBytes = 64 << 10
+
+// summaryFits refuses a summary the chat should not carry instead of its
+// turns: one the model was cut off in (the length limit: its end, the
+// newest of what it summarised, is missing), one past maxSummaryBytes, or
+// one taking more than a quarter of a known context window.
+func summaryFits(summary, finish string, window int64) error {
+	switch {
+	case finish == "length":
+		return apperr.New(apperr.Unavailable, "the model's summary was cut off by its length limit; nothing was changed")
+	case len(summary) > maxSummaryBytes || (window > 0 && tokens(int64(len(summary))) > window/4):
+		return apperr.New(apperr.Unavailable, "the model's summary is longer than a summary can be (%d KB); nothing was changed", len(summary)>>10)
+	}
+	return nil
 }
 
 // compactInstruction is the summarising instruction: the prompts

@@ -316,3 +316,120 @@ func TestCompactWhileReplyingIsAConflict(t *testing.T) {
 	}
 	e.wait(chatID)
 }
+
+// A summary the chat should not carry is refused and nothing changes: one
+// the model was cut off in (finish reason length: the newest of what it
+// summarised is missing), one that runs on past the bound, one taking
+// more than a quarter of a known window, and one that failed (an error
+// status, an error in the stream). The next request still carries the
+// full turns.
+func TestCompactRefusesACutOffOrRunawaySummary(t *testing.T) {
+	e := setup(t)
+	var chatID ids.ChatID
+	for _, tc := range []struct {
+		name   string
+		window int
+		reply  fakellm.Reply
+	}{
+		{"cut off", 0, fakellm.NewStream().Content("SUMMARY of q1 and").Finish("length").Reply()},
+		{"runaway", 0, fakellm.Stream("SUMMARY " + strings.Repeat("la ", 30<<10))},
+		{"past a quarter of the window", 8000, fakellm.Stream("SUMMARY " + strings.Repeat("la ", 3000))},
+		{"endpoint error", 0, fakellm.Status(500, `{"error":{"message":"out of memory"}}`)},
+		{"error mid-stream", 0, fakellm.NewStream().Content("SUMMARY of").Error("the model crashed").Reply()},
+	} {
+		e.setWindow(tc.window)
+		chatID = e.exchanges(0, 1, 3, 0)
+		e.llm.Enqueue(tc.reply)
+		if kind := e.callErr("Chats.Compact", chatID); kind != string(apperr.Unavailable) {
+			t.Errorf("%s: Compact gave %q, want unavailable", tc.name, kind)
+		}
+		var v api.ChatView
+		e.call("Chats.Get", &v, chatID)
+		if v.Compact != nil {
+			t.Errorf("%s: a summary was stored: %.40q", tc.name, v.Compact.Summary)
+		}
+	}
+	e.setWindow(0)
+	e.exchanges(chatID, 4, 1, 0)
+	if got := contents(e.streamed()); !hasTurn(got, "user:q1") || hasTurn(got, "assistant:SUMMARY") {
+		t.Errorf("after refused summaries the request is %v, want the full turns", got)
+	}
+}
+
+// compactHeld starts a compaction of chatID whose summary the endpoint
+// holds back until release is called, and returns once its request has
+// arrived; done receives Compact's error.
+func (e *env) compactHeld(chatID ids.ChatID, summary string) (release func(), done <-chan error) {
+	e.t.Helper()
+	gate := make(chan struct{})
+	e.llm.Enqueue(fakellm.NewStream().Event(fakellm.Event{Comment: "held", After: gate}).Content(summary).Reply())
+	before := len(e.compactRequests())
+	out := make(chan error, 1)
+	go func() {
+		_, err := e.c.Chat.Compact(context.Background(), e.user, chatID)
+		out <- err
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(e.compactRequests()) == before {
+		if time.Now().After(deadline) {
+			close(gate)
+			e.t.Fatal("the summary's request never arrived")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() { close(gate) }, out
+}
+
+// The chat's lock is not held while a summary is written, so what changed
+// meanwhile decides whether it is stored: an Undo pressed then stays
+// undone (the summary was built on the summary undone), and a version
+// deleted then does not come back through a reused message id (the
+// summary of its turns would stand for newer turns that reuse the id).
+func TestCompactionRacesAreRefused(t *testing.T) {
+	t.Run("undo meanwhile", func(t *testing.T) {
+		e := setup(t)
+		chatID := e.exchanges(0, 1, 3, 0)
+		e.llm.Enqueue(fakellm.Stream("SUMMARY one"))
+		var v api.ChatView
+		e.call("Chats.Compact", &v, chatID)
+		chatID = e.exchanges(chatID, 4, 2, 0)
+
+		release, done := e.compactHeld(chatID, "SUMMARY two")
+		e.call("Chats.Uncompact", &v, chatID)
+		release()
+		if err := <-done; apperr.KindOf(err) != apperr.Conflict {
+			t.Errorf("a compaction over an Undo gave %v, want a conflict", err)
+		}
+		e.call("Chats.Get", &v, chatID)
+		if v.Compact != nil {
+			t.Errorf("the Undo was overwritten: %.40q", v.Compact.Summary)
+		}
+	})
+
+	t.Run("deleted version, id reused", func(t *testing.T) {
+		e := setup(t)
+		chatID := e.exchanges(0, 1, 1, 0)
+		// A second version of the first reply, and the chat goes on after it.
+		e.llm.Enqueue(fakellm.Stream("a1 again"))
+		if _, err := e.c.Chat.Regenerate(context.Background(), e.user, chatID); err != nil {
+			t.Fatal(err)
+		}
+		e.wait(chatID)
+		again := e.last(chatID).ID
+		chatID = e.exchanges(chatID, 2, 3, 0)
+
+		release, done := e.compactHeld(chatID, "SUMMARY of the deleted branch")
+		// Meanwhile the branch is deleted (back to the first reply) and the
+		// chat goes on: the new messages take the deleted ones' ids.
+		var p api.PathView
+		e.call("Chats.DeleteVersion", &p, again)
+		chatID = e.exchanges(chatID, 7, 3, 0)
+		release()
+		err := <-done
+		var v api.ChatView
+		e.call("Chats.Get", &v, chatID)
+		if v.Compact != nil {
+			t.Errorf("a summary of a deleted version stands for newer turns (err %v): %.40q through %d", err, v.Compact.Summary, v.Compact.Through)
+		}
+	})
+}

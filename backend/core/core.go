@@ -368,8 +368,8 @@ func (c *Core) open(ctx context.Context) error {
 		Prompts:     api.NewPrompts(c.Prompts, c.Chat, c.permits, c.Tools.List),
 		CustomTools: api.NewCustomTools(c.CustomTools),
 		MCP:         api.NewMCP(c.MCP),
-		Library:     api.NewLibrary(c.Library, c.Render),
-		Agent:       api.NewAgent(c.Agent),
+		Library:     api.NewLibrary(c.Library, c.Render, c.permits),
+		Agent:       api.NewAgent(c.Agent, c.permits),
 		Terminal:    api.NewTerminal(c.Terminal, c.Bus),
 		Suggestions: api.NewSuggestions(c.Suggestions),
 	}

@@ -599,3 +599,45 @@ func TestEditKeepsFilesWithoutUploadPermission(t *testing.T) {
 		}
 	}
 }
+
+// TestAttachingFromElsewhereNeedsUploadPermission: a file chosen with @
+// (a library document, a project file) becomes an unsent upload like any
+// other, so without files.upload it is refused where it is made — not at
+// Send, after its chip was shown and its bytes stored against the quota.
+func TestAttachingFromElsewhereNeedsUploadPermission(t *testing.T) {
+	w := newFilesWeb(t, false)
+	admin, member, model := adminAndMember(t, w, fakellm.New(t))
+	code, body := w.call(member, "Chats.Send", map[string]any{"modelId": model, "content": "hi"})
+	var turn struct{ Chat struct{ ID int64 } }
+	if code != 200 || json.Unmarshal([]byte(body), &turn) != nil {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	code, body = w.call(member, "Library.CreateBase", map[string]any{"name": "Recipes"})
+	var base struct{ ID int64 }
+	if code != 200 || json.Unmarshal([]byte(body), &base) != nil {
+		t.Fatalf("create base: %d %s", code, body)
+	}
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	mw.WriteField("base", fmt.Sprint(base.ID))
+	fw, _ := mw.CreateFormFile("file", "lembas.md")
+	fw.Write([]byte("# Lembas\n\nWrapped in mallorn leaves.\n"))
+	mw.Close()
+	code, body = w.postForm(member, "/api/library/documents", &form, mw)
+	var doc struct{ ID int64 }
+	if code != 200 || json.Unmarshal([]byte(body), &doc) != nil || doc.ID == 0 {
+		t.Fatalf("add document: %d %s", code, body)
+	}
+
+	w.call(admin, "Admin.SetBaseline", []string{"chat.create", "library.use", "agent.use"})
+	if code, body := w.call(member, "Library.AttachDocument", doc.ID); code != 403 {
+		t.Errorf("a library document without files.upload: %d %.200s, want 403", code, body)
+	}
+	if code, body := w.call(member, "Agent.AttachFile", turn.Chat.ID, "/etc/hostname"); code != 403 {
+		t.Errorf("a project file without files.upload: %d %.200s, want 403", code, body)
+	}
+	w.call(admin, "Admin.SetBaseline", []string{"chat.create", "library.use", "agent.use", "files.upload"})
+	if code, body := w.call(member, "Library.AttachDocument", doc.ID); code != 200 {
+		t.Errorf("a library document with files.upload: %d %.200s", code, body)
+	}
+}

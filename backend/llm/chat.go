@@ -488,54 +488,69 @@ func snippet(s string) string {
 // Complete asks for a whole reply without streaming (for automatic titles
 // and other short internal requests) and returns its content, with any
 // reasoning removed and surrounding whitespace trimmed.
-func (c *Client) Complete(ctx context.Context, req ChatRequest) (_ string, err error) {
+func (c *Client) Complete(ctx context.Context, req ChatRequest) (string, error) {
+	content, _, err := c.CompleteResult(ctx, req)
+	return content, err
+}
+
+// CompleteResult is Complete with the answer's Result (its finish reason:
+// a caller that stores the answer tells a cut-off one from a whole one).
+// The content is bounded like a whole body (maxBody) also when the server
+// streams regardless: an endpoint that never stops is an error, not a
+// string that grows until the time limit.
+func (c *Client) CompleteResult(ctx context.Context, req ChatRequest) (_ string, _ Result, err error) {
 	defer func() { err = c.scrub(err) }()
 	if err := req.validate(); err != nil {
-		return "", err
+		return "", Result{}, err
 	}
 	body, err := req.body(false, false)
 	if err != nil {
-		return "", err
+		return "", Result{}, err
 	}
 	wd := newWatchdog(ctx, phaseFirst, c.opt.FirstTokenTimeout)
 	defer wd.stop()
+	tooLarge := apperr.New(apperr.Unavailable, "The endpoint's answer is larger than %d MiB.", maxBody>>20)
 	var content strings.Builder
 	st := &streamState{start: time.Now(), wd: wd, stall: c.opt.StallTimeout, redact: c.redact, fn: func(d Delta) error {
+		if content.Len()+len(d.Content) > maxBody {
+			return tooLarge
+		}
 		content.WriteString(d.Content)
 		return nil
 	}}
 	hreq, err := c.newRequest(wd.ctx, http.MethodPost, "/chat/completions", body, "application/json")
 	if err != nil {
-		return "", err
+		return "", Result{}, err
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
-		return "", wd.failure(ctx, err, c.networkError)
+		return "", Result{}, wd.failure(ctx, err, c.networkError)
 	}
 	defer resp.Body.Close()
 	rd := &activityReader{r: resp.Body, w: wd}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(rd, maxErrorBody))
-		return "", c.statusError(resp, raw, c.shown+"/chat/completions", req.Model)
+		return "", Result{}, c.statusError(resp, raw, c.shown+"/chat/completions", req.Model)
 	}
+	var res Result
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "text/event-stream" {
 		// A server that streams regardless: collect the stream.
-		_, err = st.finish(ctx, ParseSSE(rd, st.event))
+		res, err = st.finish(ctx, ParseSSE(rd, st.event))
 	} else {
 		raw, rerr := io.ReadAll(io.LimitReader(rd, maxBody+1))
 		switch {
 		case rerr != nil:
-			return "", wd.failure(ctx, rerr, brokenStream)
+			return "", Result{}, wd.failure(ctx, rerr, brokenStream)
 		case len(raw) > maxBody:
-			return "", apperr.New(apperr.Unavailable, "The endpoint's answer is larger than %d MiB.", maxBody>>20)
+			return "", Result{}, tooLarge
 		}
-		_, err = st.finish(ctx, st.whole(raw))
+		res, err = st.finish(ctx, st.whole(raw))
 	}
 	if err != nil {
-		return "", err
+		return "", Result{}, err
 	}
-	return strings.TrimSpace(content.String()), nil
+	return strings.TrimSpace(content.String()), res, nil
 }
 
 // validate checks what the endpoint would otherwise reject with a less

@@ -695,6 +695,42 @@ func TestComplete(t *testing.T) {
 	})
 }
 
+// An endpoint that streams although asked not to is bounded like a whole
+// body: a stream that never stops is an error once its content passes
+// maxBody, not a string that grows until the time limit (a summary or a
+// title is what Complete returns).
+func TestCompleteBoundsAStreamedAnswer(t *testing.T) {
+	piece := strings.Repeat("x", 256<<10)
+	pieces := make([]string, maxBody/len(piece)+2)
+	for i := range pieces {
+		pieces[i] = piece
+	}
+	fake := fakellm.New(t)
+	fake.Enqueue(fakellm.NewStream().Content(pieces...).Reply())
+	got, err := newClient(t, fake.URL(), Options{}).Complete(bg(), ask())
+	if err == nil || len(got) > maxBody {
+		t.Fatalf("a stream of %d bytes: %d bytes back, err %v; want refused", len(pieces)*len(piece), len(got), err)
+	}
+	checkErr(t, err, apperr.Unavailable, "larger than")
+}
+
+// CompleteResult says why the answer ended: a caller that stores it
+// (a compaction's summary) refuses one cut off by the length limit.
+func TestCompleteResultFinishReason(t *testing.T) {
+	fake := fakellm.New(t)
+	fake.Enqueue(fakellm.NewStream().Content("Half a summ").Finish("length").Reply(),
+		fakellm.Status(200, `{"choices":[{"index":0,"message":{"content":"Whole"},"finish_reason":"stop"}]}`))
+	c := newClient(t, fake.URL(), Options{})
+	got, res, err := c.CompleteResult(bg(), ask())
+	if err != nil || got != "Half a summ" || res.FinishReason != "length" {
+		t.Errorf("streamed: %q %q %v, want the text and finish reason length", got, res.FinishReason, err)
+	}
+	got, res, err = c.CompleteResult(bg(), ask())
+	if err != nil || got != "Whole" || res.FinishReason != "stop" {
+		t.Errorf("whole: %q %q %v, want the text and finish reason stop", got, res.FinishReason, err)
+	}
+}
+
 func TestEstimate(t *testing.T) {
 	tests := []struct {
 		text string
