@@ -186,6 +186,18 @@ func TestExportSummarisesToolCalls(t *testing.T) {
 	if strings.Contains(md, "thinking hard") {
 		t.Errorf("the Markdown export holds the reasoning:\n%s", md)
 	}
+	// A title stays one plain heading: no raw HTML, link or second line.
+	title := "Tea <img src=x onerror=alert(1)> [at](javascript:x)\n# five"
+	if _, err := e.c.DB.UpdateChat(ctx, e.user, id, store.ChatPatch{Title: &title}); err != nil {
+		t.Fatal(err)
+	}
+	md = e.export(id, chat.ExportMarkdown)
+	if first, _, _ := strings.Cut(md, "\n"); first != `# Tea \<img src=x onerror=alert(1)\> \[at\](javascript:x) # five` {
+		t.Errorf("the title's heading: %q", first)
+	}
+	if strings.Contains(md, "thinking hard") {
+		t.Errorf("the Markdown export holds the reasoning:\n%s", md)
+	}
 	x := e.exported(id)
 	last := x.Messages[len(x.Messages)-1]
 	if len(last.Parts) != 7 || last.Parts[2].Name != "web_search" || last.Content != "Searching.\n\nIt is at five." || last.Reasoning != "thinking hard" {

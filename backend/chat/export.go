@@ -272,9 +272,9 @@ func (e *Export) writeJSON(ctx context.Context, w io.Writer) error {
 // name.
 func (e *Export) writeMarkdown(ctx context.Context, w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("# " + oneLine(e.chat.Title, "Chat") + "\n\n")
+	b.WriteString("# " + mdText(oneLine(e.chat.Title, "Chat")) + "\n\n")
 	if e.model != "" {
-		b.WriteString("- Model: " + oneLine(e.model, "") + "\n")
+		b.WriteString("- Model: " + mdText(oneLine(e.model, "")) + "\n")
 	}
 	b.WriteString("- Created: " + mdTime(e.chat.CreatedAt) + "\n")
 	b.WriteString("- Exported: " + e.now.Format("2006-01-02 15:04 UTC") + "\n")
@@ -290,7 +290,7 @@ func (e *Export) writeMarkdown(ctx context.Context, w io.Writer) error {
 		case store.RoleAssistant:
 			b.WriteString("Assistant")
 			if m.ModelLabel != "" {
-				b.WriteString(" (" + oneLine(m.ModelLabel, "") + ")")
+				b.WriteString(" (" + mdText(oneLine(m.ModelLabel, "")) + ")")
 			}
 		case store.RoleSystem:
 			b.WriteString("System")
@@ -415,6 +415,20 @@ func codeSpan(s string) string {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// mdText keeps a name (a title, a model's) plain in Markdown without
+// cluttering it: what could start a link, an image, emphasis, code or raw
+// HTML is escaped; other punctuation stays as it is.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_[]<>&!", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // mdEscape makes plain text read as text in Markdown: its punctuation
