@@ -101,4 +101,11 @@ func TestExportInChromium(t *testing.T) {
 	if a.bool(`[...document.querySelectorAll('.msg-user .msg-text')].some((m) => m.textContent.includes('/export'))`) {
 		t.Errorf("/export json was sent as a message")
 	}
+
+	// On a phone the menu's button is still on screen beside the model
+	// picker.
+	a.do(chromedp.EmulateViewport(375, 740))
+	a.waitJS(`(() => { const b = document.querySelector('.chat-header button[aria-label="Chat actions"]'); if (!b) return false;
+		const r = b.getBoundingClientRect(); return r.width > 0 && r.right <= window.innerWidth && r.left >= 0; })()`)
+	a.shot("phone")
 }
