@@ -226,3 +226,26 @@ func TestExportName(t *testing.T) {
 		t.Errorf("JSON name %q", got)
 	}
 }
+
+// A reply stopped inside a code block has the block closed in Markdown,
+// so the turns after it do not read as code.
+func TestExportClosesAnOpenCodeBlock(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.llm.Enqueue(fakellm.Stream("Here:\n\n```go\nfunc main() {\n  ~~~\n``\n"))
+	id := e.send(0, "some code").Chat.ID
+	e.wait(id)
+	if _, err := e.c.DB.AddMessage(ctx, e.user, id, store.Message{Role: store.RoleUser, Status: store.StatusFinal, Content: "after it"}); err != nil {
+		t.Fatal(err)
+	}
+	md := e.export(id, chat.ExportMarkdown)
+	if !strings.Contains(md, "  ~~~\n``\n```\n\n---\n\n## User\n\nafter it") {
+		t.Errorf("the open block was not closed:\n%s", md)
+	}
+	e.llm.Enqueue(fakellm.Stream("closed:\n\n~~~~\nx\n~~~~~\n"))
+	id = e.send(0, "more code").Chat.ID
+	e.wait(id)
+	if md := e.export(id, chat.ExportMarkdown); !strings.Contains(md, "x\n~~~~~\n") || strings.Count(md, "~~~~") != 2 {
+		t.Errorf("a closed block was closed again:\n%s", md)
+	}
+}

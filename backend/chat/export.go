@@ -354,7 +354,40 @@ func writeBlock(b *strings.Builder, text string) {
 		return
 	}
 	b.WriteString(text)
+	if fence := openFence(text); fence != "" {
+		// A reply stopped inside a code block: close it, or every turn
+		// after it would read as code.
+		b.WriteString("\n" + fence)
+	}
 	b.WriteString("\n\n")
+}
+
+// openFence returns the fence that closes a code block text leaves open
+// (CommonMark: a line of three or more backticks or tildes, indented at
+// most three spaces, closed by a longer or equal run of the same
+// character with nothing after it), or "".
+func openFence(text string) string {
+	open := ""
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimLeft(line, " ")
+		if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+			continue
+		}
+		n := len(t) - len(strings.TrimLeft(t, t[:1]))
+		if n < 3 {
+			continue
+		}
+		run, rest := t[:n], t[n:]
+		if open == "" {
+			if t[0] == '`' && strings.Contains(rest, "`") {
+				continue // not a fence: backticks in the info string
+			}
+			open = run
+		} else if run[0] == open[0] && n >= len(open) && strings.TrimSpace(rest) == "" {
+			open = ""
+		}
+	}
+	return open
 }
 
 func statusNote(m store.Message) string {
