@@ -157,9 +157,6 @@ async function attachStep() {
   }).catch(() => {});
 }
 
-// stayStep tries to take the window somewhere else, as a stray drop or a
-// link that slipped through would: the app's navigation guard must refuse,
-// so the page (and this script) is still here to report it.
 // exportStep exports the chat the desktop export test seeded (titled
 // EXPORT_TITLE; no other test has one, so it is skipped there) from its
 // header menu. First a plain download link to the export route, to show
@@ -189,6 +186,9 @@ async function exportStep() {
   await report('export-saved', !saved.classList.contains('is-error'), saved.textContent);
 }
 
+// stayStep tries to take the window somewhere else, as a stray drop or a
+// link that slipped through would: the app's navigation guard must refuse,
+// so the page (and this script) is still here to report it.
 async function stayStep() {
   const before = location.href;
   location.assign('https://llembas.invalid/');
