@@ -20,7 +20,7 @@
 //
 // Bump VERSION when the list changes; old caches are deleted on activate.
 
-const VERSION = 'v13';
+const VERSION = 'v14';
 const CACHE = `lembas-shell-${VERSION}`;
 const OFFLINE = '/offline.html';
 
@@ -71,6 +71,7 @@ const SHELL = [
   '/js/chat/chat.js',
   '/js/chat/commands.js',
   '/js/chat/compact.js',
+  '/js/chat/export.js',
   '/js/chat/composer.js',
   '/js/chat/controller.js',
   '/js/chat/firstrun.js',

@@ -234,7 +234,7 @@ var Table = map[string]Guards{
 	},
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
-		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow,
+		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow, "SaveExport": desktopWindow,
 	},
 	"Diag": {"NilDeref": selfTest, "Emit": selfTest, "Report": selfTest, "ReleaseTools": selfTest},
 }

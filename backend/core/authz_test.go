@@ -1259,6 +1259,26 @@ func TestAuthzNoCrossUserAccess(t *testing.T) {
 			}
 			after(t, "document routes as "+who.name)
 		}
+		// A chat's export is its owner's alone, the administrator's
+		// included (chatA is A's).
+		for _, who := range []struct {
+			name   string
+			caller api.Caller
+		}{{"B", callerB}, {"administrator C", callerC}} {
+			eh, err := httpapi.New(httpapi.Options{Dispatcher: c.Dispatcher, Bus: c.Bus, Files: frontend.FS(),
+				Log: slog.New(slog.DiscardHandler), Caller: func(*http.Request) (api.Caller, error) { return who.caller, nil },
+				Exports: api.NewExportRoutes(c.Chat)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, format := range []string{"markdown", "json"} {
+				rec := httptest.NewRecorder()
+				eh.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/chats/%d/export?format=%s", chatA, format), nil))
+				if rec.Code != http.StatusNotFound || leaks(rec.Body.Bytes()) != "" {
+					t.Errorf("CROSS-USER READ: export of A's chat %d as %s (%s): %d %.200s, want 404", chatA, who.name, format, rec.Code, rec.Body.String())
+				}
+			}
+		}
 		if code, body := get(docs(callerB), libB.doc); code != http.StatusOK || !strings.Contains(body, "otter") {
 			t.Errorf("control: B's own document: %d %.100s", code, body)
 		}

@@ -478,6 +478,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		Avatars:      api.NewAvatarStore(c.Connections),
 		Attachments:  api.NewFileRoutes(c.Files, c.Audio, c.permits),
 		Documents:    api.NewLibraryRoutes(c.Library, c.permits),
+		Exports:      api.NewExportRoutes(c.Chat),
 		Terminals:    api.NewTerminalRoutes(c.Terminal, c.permits),
 		WriteTimeout: c.opt.WriteTimeout,
 		MaxDownloads: c.opt.MaxDownloads,

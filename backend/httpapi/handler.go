@@ -77,6 +77,8 @@ type Options struct {
 	// Documents files and serves the library's documents (library.go);
 	// nil disables the routes.
 	Documents Documents
+	// Exports serves chat exports (export.go); nil disables the route.
+	Exports Exports
 	// Terminals opens the terminal panel's WebSocket (terminal.go); set
 	// on a listening socket only (the desktop window uses the Terminal
 	// facade), nil disables the route.
@@ -163,6 +165,9 @@ func New(opt Options) (http.Handler, error) {
 	if opt.Documents != nil {
 		h.handleAs("POST /api/library/documents", h.uploadDocument)
 		h.handleAs("GET /api/library/documents/{id}", h.getDocument)
+	}
+	if opt.Exports != nil {
+		h.handleAs("GET /api/chats/{id}/export", h.exportChat)
 	}
 	h.handleAs("GET /api/events", h.events)
 	if opt.Terminals != nil && opt.Auth != nil {

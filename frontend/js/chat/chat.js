@@ -22,7 +22,8 @@ import { SuggestionCards } from './suggestions.js';
 import { ModelPicker, ChatSettings } from './modelpicker.js';
 import { FirstRun } from './firstrun.js';
 import { hrefs } from '../core/router.js';
-import { Icon } from '../core/ui.js';
+import { Icon, MenuButton } from '../core/ui.js';
+import { runCommand } from './commands.js';
 import { useTerminalSlot } from '../terminal/panel.js';
 import { AgentBar, KindChoice } from '../agent/newchat.js';
 import { RewoundNotice } from '../agent/cards.js';
@@ -81,6 +82,10 @@ function ChatHeader({ c, narrow, tools = null }) {
         <${ChatSettings} key=${c.chatId || 'new'} chat=${c.isNew ? c.pendingSettings : c.chat} efforts=${store.efforts} onSave=${c.saveSettings}
           disabled=${!c.isNew && !c.chat} model=${c.model} />
         ${tools}
+        ${!c.isNew && c.chatId ? html`<${MenuButton} label="Chat actions" className="chat-menu" items=${[
+          { label: 'Export as Markdown', run: () => runCommand('export', { chatId: c.chatId }, 'markdown') },
+          { label: 'Export as JSON', run: () => runCommand('export', { chatId: c.chatId }, 'json') },
+        ]} />` : null}
       </div>
       ${!c.isNew && c.chat && c.chat.kind === 'agent' && c.chat.agent ? html`<${AgentBar} chat=${c.chat} onMode=${c.setAgentMode} />` : null}
     </header>`;

@@ -17,6 +17,7 @@ import { navigate, hrefs } from '../core/router.js';
 import { toast } from '../core/ui.js';
 import { savePrefs, loadEfforts, getState } from '../core/store.js';
 import { openQuickChat } from '../shell/quick.js';
+import { exportChat, EXPORT_FORMATS } from './export.js';
 
 export const MODES = ['manual', 'plan', 'edit', 'auto'];
 export const THEMES = ['moria', 'shire'];
@@ -129,6 +130,18 @@ export const COMMANDS = [
     id: 'compact', label: 'Summarise the earlier turns (compact)', name: 'compact',
     when: (ctx) => inChat(ctx) && !!ctx.compact,
     run: (ctx) => ctx.compact(),
+  },
+  {
+    // The chat's header menu runs it too (chat.js), with the format.
+    id: 'export', label: 'Export the chat (Markdown or JSON)', name: 'export',
+    arg: { hint: 'markdown|json', values: () => EXPORT_FORMATS, optional: true },
+    when: inChat,
+    run: (ctx, arg) => {
+      const v = (arg || 'markdown').toLowerCase();
+      const format = v === 'md' ? 'markdown' : v;
+      if (!EXPORT_FORMATS.includes(format)) throw new Error(`Unknown format “${arg}”: use markdown or json.`);
+      return exportChat(ctx && ctx.chatId, format);
+    },
   },
   {
     id: 'theme', label: 'Switch the theme', name: 'theme',

@@ -157,6 +157,35 @@ async function attachStep() {
   }).catch(() => {});
 }
 
+// exportStep exports the chat the desktop export test seeded (titled
+// EXPORT_TITLE; no other test has one, so it is skipped there) from its
+// header menu. First a plain download link to the export route, to show
+// what WebKitGTK does with one (the test looks for a file), then the
+// menu's Export as Markdown, whose save dialog the test answers with
+// Return; the toast says the file was saved.
+const EXPORT_TITLE = 'Exported by the self-test';
+async function exportStep() {
+  const chats = await call('Chats.List');
+  const chat = chats.find((c) => c.title === EXPORT_TITLE);
+  if (!chat) return;
+  location.hash = `#/chat/${chat.id}`;
+  await until(() => document.querySelector('.msg-assistant'));
+  const a = document.createElement('a');
+  a.href = `/api/chats/${chat.id}/export?format=json`;
+  a.download = '';
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  await report('export-link', true, location.href);
+  const btn = await until(() => document.querySelector('.chat-header button[aria-label="Chat actions"]'));
+  btn.click();
+  const item = await until(() => [...document.querySelectorAll('[role="menuitem"]')].find((b) => b.textContent === 'Export as Markdown'));
+  item.click();
+  await report('export-asked', true, '');
+  const saved = await until(() => [...document.querySelectorAll('.toast')].find((t) => t.textContent.includes('Saved ') || t.classList.contains('is-error')), 180000);
+  await report('export-saved', !saved.classList.contains('is-error'), saved.textContent);
+}
+
 // stayStep tries to take the window somewhere else, as a stray drop or a
 // link that slipped through would: the app's navigation guard must refuse,
 // so the page (and this script) is still here to report it.
@@ -328,6 +357,7 @@ export async function run(info) {
         await report('notify', false, `${e.kind}: ${e.message}`);
       }
     }
+    if (isDesktop()) await exportStep();
     if (info.mode === 'desktop') await stayStep();
     if (isDesktop()) await terminalStep();
     await report('done', true, '');
