@@ -28,7 +28,7 @@ import (
 )
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	c      *core.Core
 	llm    *fakellm.Server
 	user   ids.UserID
@@ -45,7 +45,7 @@ type frameLog struct {
 // settled waits until the collector has the final frame of the reply that
 // just ended (the bus hands frames to the collector's goroutine
 // asynchronously), then returns every frame.
-func (f *frameLog) settled(t *testing.T) []generation.Frame {
+func (f *frameLog) settled(t testing.TB) []generation.Frame {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -63,7 +63,7 @@ func (f *frameLog) settled(t *testing.T) []generation.Frame {
 // its row was stored with, then returns that message's frames. A test that
 // follows more than one reply needs it: settled alone may still see the
 // previous reply's final frame, delivered before this reply's first one.
-func (f *frameLog) settledFor(t *testing.T, id ids.MessageID, status store.Status) []generation.Frame {
+func (f *frameLog) settledFor(t testing.TB, id ids.MessageID, status store.Status) []generation.Frame {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -95,7 +95,7 @@ func testClock() time.Time { return time.Date(2026, time.March, 14, 15, 9, 26, 0
 func setup(t *testing.T) *env { t.Helper(); return setupWeb(t, nil) }
 
 // setupWeb is setup with web as what the web tools run on.
-func setupWeb(t *testing.T, web tools.Web) *env {
+func setupWeb(t testing.TB, web tools.Web) *env {
 	t.Helper()
 	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
 	cfg.DataDir = t.TempDir()
