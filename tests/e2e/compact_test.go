@@ -62,6 +62,16 @@ func TestCompactionInChromium(t *testing.T) {
 	a.waitJS(hidden + ` === ''`)
 	a.shot("unfolded")
 
+	// The next request carries the summary in place of the first
+	// exchange: the summary's pair, then the last two exchanges.
+	a.llm.Enqueue(fakellm.Stream("An answer after the summary."))
+	a.send("A question after the summary")
+	a.waitJS(lastReply + `.includes('An answer after the summary.')`)
+	a.waitReplyIdle()
+	if n, summary := requestTurns(t, a.llm, question); n != 2 || !summary {
+		t.Errorf("after compaction the request carried %d of the 3 first questions (want 2), summary %v", n, summary)
+	}
+
 	a.js(`document.querySelector('.transcript .msg').dataset.kept = 'yes'`)
 	a.clickXPath(`//section[contains(@class,'compact-summary')]//button[normalize-space(.)='Undo']`)
 	a.waitJS(`!document.querySelector('.compact-summary') && !document.querySelector('.compact-fold')`)
@@ -70,7 +80,7 @@ func TestCompactionInChromium(t *testing.T) {
 	if !a.bool(`document.querySelector('.transcript .msg').dataset.kept === 'yes'`) {
 		t.Error("the transcript's messages were made again on Undo")
 	}
-	a.waitJS(`document.querySelectorAll('.msg').length === 6 && !document.querySelector('#context-meter-text').innerText.includes('→')`)
+	a.waitJS(`document.querySelectorAll('.msg').length === 8 && !document.querySelector('#context-meter-text').innerText.includes('→')`)
 	a.shot("uncompacted")
 
 	// A reply that ends moves the meter on.
@@ -80,5 +90,33 @@ func TestCompactionInChromium(t *testing.T) {
 	a.waitJS(lastReply + `.includes('A fourth answer.')`)
 	a.waitReplyIdle()
 	a.waitJS(`document.querySelector('#context-meter-text').innerText.startsWith('5,021 / 32k')`)
+	// After Undo the request carries every turn again, and no summary.
+	if n, summary := requestTurns(t, a.llm, question); n != 3 || summary {
+		t.Errorf("after Undo the request carried %d of the 3 first questions (want 3), summary %v", n, summary)
+	}
 	t.Logf("meter: %q → after a reply %q", shown, a.str(`document.querySelector('#context-meter-text').innerText`))
+}
+
+// requestTurns reads the last reply request the fake endpoint was sent:
+// how many user turns were exactly question, and whether it carried a
+// compaction's summary (its pair opens with "Summarise our conversation
+// so far.").
+func requestTurns(t *testing.T, llm *fakellm.Server, question string) (int, bool) {
+	t.Helper()
+	_, raw := lastUserContent(t, llm)
+	msgs, _ := raw["messages"].([]any)
+	n, summary := 0, false
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		if mm["role"] != "user" {
+			continue
+		}
+		switch c, _ := mm["content"].(string); c {
+		case question:
+			n++
+		case "Summarise our conversation so far.":
+			summary = true
+		}
+	}
+	return n, summary
 }
