@@ -302,11 +302,10 @@ func (s *Service) Send(ctx context.Context, user ids.UserID, in SendInput) (Turn
 	if tgt, err = s.withRequest(ctx, user, tgt, 0, nil, pending); err != nil {
 		return Turn{}, err
 	}
-	if in.ChatID != 0 && tgt.over {
-		if tgt, err = s.autoCompact(ctx, user, tgt, pending); err != nil {
-			return Turn{}, err
-		}
-	}
+	// Near the window, the reply summarises the earlier turns first
+	// (compactFirst): Send answers at once, and the reply says what it is
+	// doing meanwhile.
+	tgt.compactFirst = in.ChatID != 0 && tgt.over
 	st.Reply = replyRow(tgt.model)
 	chat, userMsg, asst, err := s.db.AddTurn(ctx, user, st)
 	if err != nil {
@@ -610,9 +609,10 @@ type target struct {
 	req     llm.ChatRequest
 	omitted int // earlier turns req leaves out
 	// over: req would take more than autoCompactShare of a known window
-	// (Send compacts first); autoCompacted: it did, and the reply says so.
-	over, autoCompacted bool
-	tools               tools.ToolSet // what the reply is offered
+	// (Send compacts first); compactFirst: the reply does that before its
+	// first round.
+	over, compactFirst bool
+	tools              tools.ToolSet // what the reply is offered
 	// agent is an agent chat's reply: its policy (the mode, read once),
 	// limits and harness (withAgent); nil in a plain chat.
 	agent *AgentReply
@@ -748,26 +748,10 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 	}
 	if cont != nil {
 		job.Prefix = cont.Parts()
-	} else if tgt.autoCompacted {
-		job.Prefix = []store.Part{{Kind: store.PartNotice, Text: autoCompactNotice}}
 	}
-	// The tools were resolved once, with the request (offeredTools), and
-	// travel with the reply: what it may run is what it was offered. A
-	// model not flagged for tools gets an empty set, and its requests no
-	// tools array.
-	if set := tgt.tools; set.Len() > 0 {
-		loop := &tools.Loop{Client: client, Request: tgt.req, Tools: set,
-			MaxRounds: s.tools.MaxRounds(ctx), Log: s.log}
-		if a := tgt.agent; a != nil {
-			// Every call of an agent chat's reply goes through its policy,
-			// the built-ins' too; the mode was read once, with the request.
-			loop.Policy, loop.AskTimeout = a.Policy, a.AskTimeout
-			if a.MaxRounds > 0 {
-				// The round after the last with tools must fit the reply.
-				loop.MaxRounds = min(a.MaxRounds, generation.MaxRounds-1)
-			}
-		}
-		job.Producer = loop
+	job.Producer = s.producer(ctx, tgt)
+	if tgt.compactFirst && asst.ParentID != nil {
+		job.Producer = &compactFirst{s: s, user: user, turn: *asst.ParentID, tgt: tgt, fallback: job.Producer}
 	}
 	if err := s.gen.Start(job); err != nil {
 		// The row would otherwise stay "streaming" until the next restart.
@@ -777,6 +761,30 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 	}
 	s.Notify(user, chatID, "updated")
 	return nil
+}
+
+// producer runs the rounds of a reply to tgt's request. The tools were
+// resolved once, with the request (offeredTools), and travel with the
+// reply: what it may run is what it was offered. A model not flagged for
+// tools gets an empty set, one plain round, and its requests no tools
+// array.
+func (s *Service) producer(ctx context.Context, tgt target) generation.Producer {
+	set := tgt.tools
+	if set.Len() == 0 {
+		return generation.ChatRound{Client: tgt.client, Request: tgt.req}
+	}
+	loop := &tools.Loop{Client: tgt.client, Request: tgt.req, Tools: set,
+		MaxRounds: s.tools.MaxRounds(ctx), Log: s.log}
+	if a := tgt.agent; a != nil {
+		// Every call of an agent chat's reply goes through its policy,
+		// the built-ins' too; the mode was read once, with the request.
+		loop.Policy, loop.AskTimeout = a.Policy, a.AskTimeout
+		if a.MaxRounds > 0 {
+			// The round after the last with tools must fit the reply.
+			loop.MaxRounds = min(a.MaxRounds, generation.MaxRounds-1)
+		}
+	}
+	return loop
 }
 
 // withRequest returns tgt with its request built: the one way every reply

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/generation"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/llm"
 	"github.com/llembas/lembas/backend/store"
@@ -51,7 +52,7 @@ func (s *Service) Compact(ctx context.Context, user ids.UserID, chatID ids.ChatI
 	if err != nil {
 		return store.Compaction{}, err
 	}
-	c, err := s.compact(ctx, user, tgt)
+	c, err := s.compact(ctx, user, tgt, 0)
 	if err != nil {
 		return store.Compaction{}, err
 	}
@@ -82,8 +83,11 @@ func (s *Service) Compaction(ctx context.Context, user ids.UserID, chatID ids.Ch
 // errNothingToCompact: the chat is no longer than what a compaction keeps.
 var errNothingToCompact = apperr.New(apperr.Invalid, "there is nothing to compact yet: the chat's last %d exchanges are always sent as they are", keepExchanges)
 
-// compact is Compact holding the chat's lock, with its target.
-func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (store.Compaction, error) {
+// compact is Compact holding the chat's lock, with its target. A
+// newest message other than 0 (an automatic compaction's new turn) and
+// what follows it are neither counted among the kept exchanges nor
+// summarised.
+func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target, newest ids.MessageID) (store.Compaction, error) {
 	chatID := tgt.chat.ID
 	// What the summary is stored against (SetCompactionIf): the chat's
 	// compaction as it is now, and the message it reaches as it is when
@@ -109,6 +113,9 @@ func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (sto
 		usedB   int64
 	)
 	err = s.db.WalkPath(ctx, user, chatID, func(e store.PathEntry) bool {
+		if newest != 0 && e.ID >= newest {
+			return true
+		}
 		if through == 0 {
 			if users >= keepExchanges {
 				through = e.ID
@@ -384,20 +391,53 @@ func overWindow(d *draft) bool {
 // autoCompactNotice opens a reply that a compaction came before.
 const autoCompactNotice = "The conversation was near the model's context limit, so its earlier turns were summarised first (Undo on the summary sends them again)."
 
-// autoCompact compacts the chat before Send's reply when its request
-// would fill a known window, and builds the request again; a compaction
-// that fails leaves the request as it was (the newest turns that fit).
-func (s *Service) autoCompact(ctx context.Context, user ids.UserID, tgt target, pending *newTurn) (target, error) {
-	if _, err := s.compact(ctx, user, tgt); err != nil {
-		if err != errNothingToCompact {
-			s.log.Warn("automatic compaction failed; sending the newest turns that fit", "chat", tgt.chat.ID, "err", err)
+// compactFirst is the producer of a Send's reply whose request would
+// fill a known window: before its first round it summarises the turns
+// before turn (the new user turn, which it never counts or covers) and
+// builds the request again, then hands every round to the producer of
+// that request. A compaction that fails (or finds nothing to summarise)
+// leaves the reply to fallback, the request as Send built it: the newest
+// turns that fit. It runs in the reply, so Stop ends the summary too, and
+// neither Send nor the chat's lock waits on it.
+type compactFirst struct {
+	s        *Service
+	user     ids.UserID
+	turn     ids.MessageID
+	tgt      target
+	fallback generation.Producer
+	next     generation.Producer
+}
+
+// compactActivity is the reply's activity line while the summary is written.
+const compactActivity = "Summarising the earlier turns first…"
+
+func (p *compactFirst) Round(ctx context.Context, out *generation.Output) (generation.Round, error) {
+	if p.next == nil {
+		p.next = p.fallback
+		out.SetActivity(compactActivity)
+		next, err := p.compact(ctx)
+		out.SetActivity("")
+		switch {
+		case ctx.Err() != nil:
+			return generation.Round{}, ctx.Err()
+		case err == nil:
+			if err := out.Add(store.Part{Kind: store.PartNotice, Text: autoCompactNotice}); err != nil {
+				return generation.Round{}, err
+			}
+			out.Retarget(next.req, next.omitted)
+			p.next = p.s.producer(ctx, next)
+		case err != errNothingToCompact:
+			p.s.log.Warn("automatic compaction failed; sending the newest turns that fit", "chat", p.tgt.chat.ID, "err", err)
 		}
-		return tgt, nil
 	}
-	next, err := s.withRequest(ctx, user, tgt, 0, nil, pending)
-	if err != nil {
+	return p.next.Round(ctx, out)
+}
+
+// compact summarises and returns the target with its request built again
+// from the new turn back.
+func (p *compactFirst) compact(ctx context.Context) (target, error) {
+	if _, err := p.s.compact(ctx, p.user, p.tgt, p.turn); err != nil {
 		return target{}, err
 	}
-	next.autoCompacted = true
-	return next, nil
+	return p.s.withRequest(ctx, p.user, p.tgt, p.turn, nil, nil)
 }

@@ -3,6 +3,9 @@ package chat_test
 import (
 	"context"
 	"fmt"
+	"github.com/llembas/lembas/backend/chat"
+	"github.com/llembas/lembas/backend/generation"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,6 +246,51 @@ func TestAutoCompactInASmallWindow(t *testing.T) {
 	e.exchanges(chatID, 31, 1, 0)
 	if n := len(e.compactRequests()); n != 1 {
 		t.Errorf("%d summaries after a message that fits behind the summary, want 1", n)
+	}
+}
+
+// An automatic compaction runs in the reply, not in Send: Send answers
+// while the summary is still being written, the reply says what it is
+// doing, and Stop ends the summary with the reply (nothing is stored).
+func TestAutoCompactRunsInTheReply(t *testing.T) {
+	e := setup(t)
+	e.setWindow(8000)
+	chatID := e.longChat(20, 3000)
+	e.llm.Enqueue(fakellm.Stream("SUMMARY never finished").StallAfter(1))
+	sent := make(chan chat.Turn, 1)
+	go func() { sent <- e.send(chatID, "q40") }()
+	select {
+	case <-sent:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Send waited for the summary")
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if len(e.compactRequests()) == 1 && slices.ContainsFunc(e.frames.all(), func(f generation.Frame) bool {
+			return f.Activity != nil && *f.Activity == "Summarising the earlier turns first…"
+		}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reply never said it was summarising")
+		}
+	}
+	if err := e.c.Chat.Stop(context.Background(), e.user, chatID); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(chatID)
+	if last := e.last(chatID); last.Status != store.StatusStopped {
+		t.Errorf("the reply after Stop: %s", last.Status)
+	}
+	if c, err := e.c.Chat.Compaction(context.Background(), e.user, chatID); err != nil || c != nil {
+		t.Errorf("a compaction stopped midway left %+v, %v", c, err)
+	}
+	if n := len(e.llm.Requests()) - len(e.compactRequests()); n == 0 {
+		return
+	}
+	for _, r := range e.llm.Requests() {
+		if r.JSON != nil && r.JSON["stream"] == true && strings.Contains(fmt.Sprint(r.JSON["messages"]), "q40") {
+			t.Errorf("the reply was asked for after Stop: %v", contents(r.JSON))
+		}
 	}
 }
 

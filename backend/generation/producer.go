@@ -135,6 +135,17 @@ func (g *gen) grew(n int) error {
 	return nil
 }
 
+// Retarget replaces the request the reply's metrics measure (its size
+// when the endpoint reports no usage) and the count of earlier turns it
+// left out: a producer that built its request again after the reply
+// started (a compaction first) says what it sends instead.
+func (o *Output) Retarget(req llm.ChatRequest, omitted int) {
+	g := o.g
+	g.mu.Lock()
+	g.job.Request, g.job.OmittedTurns = req, omitted
+	g.mu.Unlock()
+}
+
 // Parts returns the reply's parts so far (a producer's next request is
 // built from them).
 func (o *Output) Parts() []store.Part {
