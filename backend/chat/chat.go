@@ -752,6 +752,9 @@ func (s *Service) start(ctx context.Context, user ids.UserID, chatID ids.ChatID,
 	job.Producer = s.producer(ctx, tgt)
 	if tgt.compactFirst && asst.ParentID != nil {
 		job.Producer = &compactFirst{s: s, user: user, turn: *asst.ParentID, tgt: tgt, fallback: job.Producer}
+		// No "N earlier turns were not sent" while they are being
+		// summarised; the producer says what was sent once it knows.
+		job.OmittedTurns = 0
 	}
 	if err := s.gen.Start(job); err != nil {
 		// The row would otherwise stay "streaming" until the next restart.

@@ -421,13 +421,19 @@ func (p *compactFirst) Round(ctx context.Context, out *generation.Output) (gener
 		case ctx.Err() != nil:
 			return generation.Round{}, ctx.Err()
 		case err == nil:
+			// The chat's views draw the summary block (Chats.Get).
+			p.s.Notify(p.user, p.tgt.chat.ID, "updated")
 			if err := out.Add(store.Part{Kind: store.PartNotice, Text: autoCompactNotice}); err != nil {
 				return generation.Round{}, err
 			}
 			out.Retarget(next.req, next.omitted)
 			p.next = p.s.producer(ctx, next)
-		case err != errNothingToCompact:
-			p.s.log.Warn("automatic compaction failed; sending the newest turns that fit", "chat", p.tgt.chat.ID, "err", err)
+		default:
+			if err != errNothingToCompact {
+				p.s.log.Warn("automatic compaction failed; sending the newest turns that fit", "chat", p.tgt.chat.ID, "err", err)
+			}
+			// The turns left out are left out after all: the reply says so.
+			out.Retarget(p.tgt.req, p.tgt.omitted)
 		}
 	}
 	return p.next.Round(ctx, out)

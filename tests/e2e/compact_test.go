@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/llembas/lembas/tests/harness"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,4 +120,41 @@ func requestTurns(t *testing.T, llm *fakellm.Server, question string) (int, bool
 		}
 	}
 	return n, summary
+}
+
+// TestAutoCompactionInChromium: a message sent near the window is shown at
+// once, its reply says the earlier turns are being summarised while the
+// summary is written, then the summary block appears and the reply goes
+// on after its notice.
+func TestAutoCompactionInChromium(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.SetDefault(noAutoTitles())
+	question := strings.Repeat("A question about the keeping of lembas. ", 30) // ~300 tokens
+	chatID := seedTurns(t, a.base, 32768, 4, question)
+	var models []struct{ ID int }
+	harness.API(t, a.base, "Models.Picker", &models)
+	harness.API(t, a.base, "Models.Update", nil, models[0].ID, map[string]any{"contextLength": 1024})
+	a.do(chromedp.Navigate(a.base + "/#/chat/" + strconv.Itoa(chatID)))
+	a.waitJS(`document.querySelectorAll('.msg-assistant').length === 4`)
+
+	gate := make(chan struct{})
+	a.llm.Enqueue(
+		fakellm.NewStream().Event(fakellm.Event{Comment: "thinking it over", After: gate}).Content("The hobbits kept lembas in leaves.").Reply(),
+		fakellm.Stream("An answer after the summary."))
+	a.send("A fifth question")
+	a.waitJS(`[...document.querySelectorAll('.msg-user .msg-text')].pop()?.textContent === 'A fifth question'`)
+	a.waitJS(`[...document.querySelectorAll('.msg-assistant')].pop()?.querySelector('.reply-activity')?.textContent === 'Summarising the earlier turns first…'`)
+	a.shot("summarising")
+	if a.bool(`!![...document.querySelectorAll('.msg-assistant')].pop()?.querySelector('.msg-omitted')`) {
+		t.Error("the reply says earlier turns were not sent while they are being summarised")
+	}
+	close(gate)
+	a.waitJS(lastReply + `.includes('An answer after the summary.')`)
+	a.waitReplyIdle()
+	a.waitJS(lastReply + `.includes('earlier turns were summarised first')`)
+	a.waitJS(`!!document.querySelector('.compact-summary')`)
+	a.shot("summarised")
+	if a.bool(`!![...document.querySelectorAll('.msg-assistant')].pop()?.querySelector('.reply-activity:not([hidden])')`) {
+		t.Error("the activity line stays after the reply")
+	}
 }
