@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -14,12 +16,14 @@ import (
 
 	"github.com/llembas/lembas/backend/api"
 	"github.com/llembas/lembas/backend/apperr"
+	"github.com/llembas/lembas/backend/attach"
 	"github.com/llembas/lembas/backend/chat"
 	"github.com/llembas/lembas/backend/ids"
 )
 
-// SavedExport is what Desktop.SaveExport did: Saved is false when the
-// dialog was cancelled; Name is the file's name (not its folder).
+// SavedExport is what Desktop.SaveExport or Desktop.SaveDocument did:
+// Saved is false when the dialog was cancelled; Name is the file's name
+// (not its folder).
 type SavedExport struct {
 	Saved bool   `json:"saved"`
 	Name  string `json:"name,omitempty"`
@@ -40,6 +44,72 @@ func (f *DesktopFacade) SaveExport(ctx context.Context, chatID ids.ChatID, forma
 	if err != nil {
 		return SavedExport{}, err
 	}
+	kind, pattern := "Markdown", "*.md"
+	if format == chat.ExportJSON {
+		kind, pattern = "JSON", "*.json"
+	}
+	saved, err := f.saveAs("Export chat", x.Name, []wruntime.FileFilter{{DisplayName: kind + " (" + pattern + ")", Pattern: pattern}},
+		func(w io.Writer) error {
+			if err := x.Write(ctx, w); err != nil {
+				return fmt.Errorf("write the export: %w", err)
+			}
+			return nil
+		})
+	if saved.Saved {
+		f.d.log.Info("chat exported", "chat", chatID, "format", format)
+	}
+	return saved, err
+}
+
+// SaveDocument saves a library document the owner can see (their own or
+// one shared with them) where the owner chooses, in the system's save
+// dialog: the window's download link, for the reason SaveExport gives.
+// The document is opened through the download route's checks
+// (api.LibraryRoutes.OpenDocument).
+func (f *DesktopFacade) SaveDocument(ctx context.Context, id ids.DocumentID) (SavedExport, error) {
+	doc, err := f.d.core.Documents().OpenDocument(ctx, api.CallerFrom(ctx), int64(id))
+	if err != nil {
+		return SavedExport{}, err
+	}
+	defer doc.Body.Close()
+	name := documentName(doc.View.Name)
+	var filters []wruntime.FileFilter
+	if ext := filepath.Ext(name); plainExt.MatchString(ext) {
+		pattern := "*" + ext
+		filters = []wruntime.FileFilter{{DisplayName: strings.ToUpper(ext[1:]) + " (" + pattern + ")", Pattern: pattern}}
+	}
+	saved, err := f.saveAs("Save document", name, filters, func(w io.Writer) error {
+		if _, err := io.Copy(w, doc.Body); err != nil {
+			return fmt.Errorf("write the document: %w", err)
+		}
+		return nil
+	})
+	if saved.Saved {
+		f.d.log.Info("document saved", "document", id)
+	}
+	return saved, err
+}
+
+// plainExt is an extension the save dialog's filter can take as it is.
+var plainExt = regexp.MustCompile(`^\.[A-Za-z0-9]{1,15}$`)
+
+// documentName is the save dialog's name for a document whose display
+// name is name (untrusted): attach.DisplayName's base name without path
+// separators or control characters, and no leading dots (which would hide
+// the file).
+func documentName(name string) string {
+	name = strings.TrimLeft(attach.DisplayName(name), ". ")
+	if name == "" {
+		return "document"
+	}
+	return name
+}
+
+// saveAs asks where to save a file in the system's save dialog, titled
+// title and opened in the download folder with the name given, then
+// writes it with write beside the chosen path and renames it into place.
+// Saved is false when the owner cancelled.
+func (f *DesktopFacade) saveAs(title, name string, filters []wruntime.FileFilter, write func(io.Writer) error) (SavedExport, error) {
 	f.d.mu.Lock()
 	wctx := f.d.wctx
 	f.d.mu.Unlock()
@@ -48,15 +118,11 @@ func (f *DesktopFacade) SaveExport(ctx context.Context, chatID ids.ChatID, forma
 	}
 	dialogs.Lock()
 	defer dialogs.Unlock()
-	kind, pattern := "Markdown", "*.md"
-	if format == chat.ExportJSON {
-		kind, pattern = "JSON", "*.json"
-	}
 	path, err := wruntime.SaveFileDialog(wctx, wruntime.SaveDialogOptions{
-		Title:                "Export chat",
+		Title:                title,
 		DefaultDirectory:     exportFolder(),
-		DefaultFilename:      x.Name,
-		Filters:              []wruntime.FileFilter{{DisplayName: kind + " (" + pattern + ")", Pattern: pattern}},
+		DefaultFilename:      name,
+		Filters:              filters,
 		CanCreateDirectories: true,
 	})
 	if err != nil {
@@ -65,17 +131,16 @@ func (f *DesktopFacade) SaveExport(ctx context.Context, chatID ids.ChatID, forma
 	if path == "" {
 		return SavedExport{}, nil
 	}
-	if err := writeExport(ctx, x, path); err != nil {
+	if err := writeFile(path, write); err != nil {
 		return SavedExport{}, err
 	}
-	f.d.log.Info("chat exported", "chat", chatID, "format", format)
 	return SavedExport{Saved: true, Name: filepath.Base(path)}, nil
 }
 
-// writeExport writes the export beside path and renames it into place, so
-// that a failure leaves no half file (and no half-overwritten one: the
-// dialog has already asked before replacing a file).
-func writeExport(ctx context.Context, x *chat.Export, path string) error {
+// writeFile writes a file with write beside path and renames it into
+// place, so that a failure leaves no half file (and no half-overwritten
+// one: the dialog has already asked before replacing a file).
+func writeFile(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+strings.TrimPrefix(filepath.Base(path), ".")+".*.part")
 	if err != nil {
@@ -88,8 +153,8 @@ func writeExport(ctx context.Context, x *chat.Export, path string) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := x.Write(ctx, tmp); err != nil {
-		return fmt.Errorf("write the export: %w", err)
+	if err := write(tmp); err != nil {
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return apperr.Wrap(apperr.Invalid, err, "could not write %s", path)

@@ -235,6 +235,7 @@ var Table = map[string]Guards{
 	"Desktop": {
 		"State": desktopWindow, "Quick": desktopWindow, "Full": desktopWindow,
 		"Hide": desktopWindow, "Shown": desktopWindow, "Mark": desktopWindow, "SaveExport": desktopWindow,
+		"SaveDocument": desktopWindow,
 	},
 	"Diag": {"NilDeref": selfTest, "Emit": selfTest, "Report": selfTest, "ReleaseTools": selfTest},
 }

@@ -449,6 +449,13 @@ func (c *Core) OwnerCaller() api.Caller {
 	return api.Caller{UserID: c.Owner.ID, Admin: admin, Owner: true}
 }
 
+// Documents is the library's document routes: what GET
+// /api/library/documents/{id} checks and opens, for the desktop window's
+// save dialog to open a document through the same checks.
+func (c *Core) Documents() api.LibraryRoutes {
+	return api.NewLibraryRoutes(c.Library, c.permits)
+}
+
 // Handler builds the shared http.Handler. desktop selects the desktop mount
 // (the bridge transport, acting as the owner, no Host check); otherwise the
 // handler is for a listening socket, where every caller signs in.
@@ -477,7 +484,7 @@ func (c *Core) Handler(desktop bool, extraHosts ...string) (http.Handler, error)
 		},
 		Avatars:      api.NewAvatarStore(c.Connections),
 		Attachments:  api.NewFileRoutes(c.Files, c.Audio, c.permits),
-		Documents:    api.NewLibraryRoutes(c.Library, c.permits),
+		Documents:    c.Documents(),
 		Exports:      api.NewExportRoutes(c.Chat),
 		Terminals:    api.NewTerminalRoutes(c.Terminal, c.permits),
 		WriteTimeout: c.opt.WriteTimeout,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/llembas/lembas/backend/fakellm"
@@ -80,6 +81,17 @@ func TestLibraryKnowledgeInChromium(t *testing.T) {
 		got := a.await(`fetch(` + jsString(href) + `).then(async (r) => r.status + ' ' + (r.headers.get('content-disposition') || '').split(';')[0] + ' ' + await r.text())`)
 		if !strings.HasPrefix(got, "200 attachment") || !strings.Contains(got, libraryFact) {
 			t.Errorf("downloading the document: %.200q", got)
+		}
+		// In a browser the link stays a plain download (the desktop window
+		// asks the app instead: tests/desktop/document_test.go).
+		dir := t.TempDir()
+		if _, err := chromedp.Call(a.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
+			t.Fatalf("allow downloads: %v", err)
+		}
+		a.click(`#kb-docs .kb-doc-name`)
+		if got := downloaded(t, dir, libraryDocName); string(got) != libraryDocText {
+			t.Errorf("the downloaded document holds %.200q", got)
 		}
 		// Files dropped on the base: a text file joins it; an image is not
 		// a document, and the upload says so where it was dropped.

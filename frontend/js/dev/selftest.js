@@ -186,6 +186,24 @@ async function exportStep() {
   await report('export-saved', !saved.classList.contains('is-error'), saved.textContent);
 }
 
+// documentStep saves a library document from its link in the knowledge
+// base the desktop document test seeded (named DOCUMENT_BASE; skipped
+// elsewhere): the link's click asks the app (Desktop.SaveDocument), whose
+// save dialog the test answers with Return; the toast says the file was
+// saved.
+const DOCUMENT_BASE = 'Documents for the self-test';
+async function documentStep() {
+  const bases = await call('Library.Bases');
+  const base = bases.find((b) => b.name === DOCUMENT_BASE);
+  if (!base) return;
+  location.hash = `#/library/knowledge/${base.id}`;
+  const link = await until(() => document.querySelector('a.kb-doc-name'));
+  link.click();
+  await report('document-asked', true, link.textContent);
+  const saved = await until(() => [...document.querySelectorAll('.toast')].find((t) => t.textContent.includes('Saved ') || t.classList.contains('is-error')), 180000);
+  await report('document-saved', !saved.classList.contains('is-error'), saved.textContent);
+}
+
 // stayStep tries to take the window somewhere else, as a stray drop or a
 // link that slipped through would: the app's navigation guard must refuse,
 // so the page (and this script) is still here to report it.
@@ -358,6 +376,7 @@ export async function run(info) {
       }
     }
     if (isDesktop()) await exportStep();
+    if (isDesktop()) await documentStep();
     if (info.mode === 'desktop') await stayStep();
     if (isDesktop()) await terminalStep();
     await report('done', true, '');

@@ -9,7 +9,7 @@
 import { html, useState, useEffect, useRef } from '../../vendor/htm-preact/standalone.module.js';
 import { call, ApiError, isDesktop } from '../core/transport.js';
 import { hrefs, navigate } from '../core/router.js';
-import { CloseButton, Icon, confirmAction, toast, useDebounced } from '../core/ui.js';
+import { CloseButton, Icon, confirmAction, toast, toastError, useDebounced } from '../core/ui.js';
 import { Field, FormError, useFormError } from '../core/fields.js';
 import { formatBytes, formatDate } from '../core/format.js';
 import { Snippet } from '../core/html.js';
@@ -153,6 +153,23 @@ function Uploads({ items, onDismiss }) {
     </ul>`;
 }
 
+/**
+ * saveDocument is the document link's click in the desktop window, where
+ * WebKitGTK saves nothing for a download link: the app asks where to save
+ * it in the system's dialog and writes it (Desktop.SaveDocument, like a
+ * chat export). In a browser the link is a plain download.
+ */
+async function saveDocument(e, doc) {
+  if (!isDesktop()) return;
+  e.preventDefault();
+  try {
+    const r = await call('Desktop.SaveDocument', doc.id);
+    if (r && r.saved) toast(`Saved ${r.name}`, { timeout: 4000 });
+  } catch (err) {
+    toastError('Could not save the document', err);
+  }
+}
+
 function DocumentRow({ doc, mine, onDeleted }) {
   const [busy, setBusy] = useState(false);
   const remove = async () => {
@@ -176,7 +193,7 @@ function DocumentRow({ doc, mine, onDeleted }) {
   return html`
     <li class="kb-doc" key=${doc.id}>
       <span class="kb-doc-text">
-        <a class="kb-doc-name" href=${doc.url} download=${doc.name}>${doc.name}</a>
+        <a class="kb-doc-name" href=${doc.url} download=${doc.name} onClick=${(e) => saveDocument(e, doc)}>${doc.name}</a>
         <span class="kb-doc-sub muted">${formatBytes(doc.size)} · ${doc.kind === 'pdf' ? 'PDF' : 'Text'} · ${formatDate(doc.createdAt)}</span>
         ${!!doc.note && html`<span class="kb-doc-note">${doc.note}</span>`}
       </span>
