@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"mime/multipart"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/llembas/lembas/backend/fakellm"
+	"github.com/llembas/lembas/tests/harness"
+)
+
+// libraryDoc makes a knowledge base called base holding one document.
+func libraryDoc(t *testing.T, baseURL, base, name, text string) {
+	t.Helper()
+	var b struct{ ID int64 }
+	harness.API(t, baseURL, "Library.CreateBase", &b, map[string]any{"name": base, "description": ""})
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("base", fmt.Sprint(b.ID))
+	fw, _ := mw.CreateFormFile("file", name)
+	fw.Write([]byte(text))
+	mw.Close()
+	resp, err := harness.AdminClient(t, baseURL).Post(baseURL+"/api/library/documents", mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("upload %s: %d", name, resp.StatusCode)
+	}
+}
+
+// TestMentionEnterChoosesInChromium: "@sco" with scones.md offered, then
+// Enter, is the reference (it was sent as "@sco"); "@" alone and Enter,
+// and a slash command's prefix and Enter, are still sent as written.
+func TestMentionEnterChoosesInChromium(t *testing.T) {
+	a := serveChatApp(t)
+	a.llm.SetDefault(fakellm.Stream("Noted."))
+	libraryDoc(t, a.base, "Recipes", "scones.md", "Scones want cold butter.\n")
+	a.open(t, "")
+	n := len(a.llm.Requests())
+	a.click("#composer-input")
+	a.typeInBox("bake @sco")
+	a.waitJS(`[...document.querySelectorAll('#composer-menu .composer-menu-item.is-active')].some((e) => e.innerText.includes('scones.md'))`)
+	a.typeInBox(kb.Enter)
+	a.waitJS(`document.querySelector('#composer-input').value === 'bake @scones.md '`)
+	a.waitJS(`!!document.querySelector('.composer .attach-chip')`)
+	if got := len(a.llm.Requests()); got != n {
+		t.Fatalf("Enter on the @ menu sent %d requests", got-n)
+	}
+	a.typeInBox(kb.Enter)
+	a.waitJS(`[...document.querySelectorAll('.msg-user')].some((m) => m.innerText.includes('bake @scones.md'))`)
+	a.waitReplyIdle()
+
+	// "@" alone: nothing is highlighted, Enter sends it. (The chat's
+	// page reads the bases again first; until then @ offers nothing.)
+	a.waitJS(`!!document.querySelector('#composer-knowledge')`)
+	a.typeInBox("@")
+	a.waitJS(`!!document.querySelector('#composer-menu')`)
+	if a.bool(`!!document.querySelector('#composer-menu .is-active')`) {
+		t.Error("a bare @ highlights an item")
+	}
+	a.typeInBox(kb.Enter)
+	a.waitJS(`[...document.querySelectorAll('.msg-user')].some((m) => m.querySelector('.msg-text, .msg-content')?.innerText.trim() === '@')`)
+}
+
+// TestComposerTourInChromium walks issue 16's screens as a person would
+// and saves each in both themes, wide and phone-narrow, for a look: the
+// new-chat screen's cards, the slash menu, the @ menu, the chips, the
+// mirror over a long wrapped message, the help dialog's commands, a
+// compacted chat and its meter, versions, Settings → Suggestions.
+func TestComposerTourInChromium(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		if strings.Contains(string(r.Body), "You write titles") {
+			return fakellm.Stream("Keeping lembas")
+		}
+		return fakellm.NewStream().Content("An answer about keeping lembas fresh on a long road.").Usage(90, 9).Reply()
+	}))
+	libraryDoc(t, a.base, "Recipes", "scones.md", "Scones want cold butter.\n")
+
+	// settled: no transition is running (the sidebar slides away at the
+	// narrow width).
+	const settled = `document.getAnimations().every((x) => x.playState !== 'running')`
+	// looks saves the page in both themes at the wide and the narrow width.
+	looks := func(name string, narrow bool) {
+		for _, theme := range []string{"moria", "shire"} {
+			a.js(fmt.Sprintf(`document.documentElement.dataset.theme = %q, true`, theme))
+			a.shot(name + "-" + theme)
+			if narrow {
+				a.do(chromedp.EmulateViewport(390, 844))
+				a.waitJS(settled)
+				a.shot(name + "-" + theme + "-narrow")
+				a.do(chromedp.EmulateViewport(1280, 800))
+				a.waitJS(settled)
+			}
+		}
+		a.js(`document.documentElement.dataset.theme = 'moria', true`)
+	}
+
+	a.waitJS(`document.querySelectorAll('#suggestions .suggestion-card').length === 4`)
+	looks("new-chat", true)
+
+	a.click("#composer-input")
+	a.typeInBox("/")
+	a.waitJS(`!!document.querySelector('#composer-menu')`)
+	looks("slash-menu", true)
+	a.keys(kb.Escape)
+	a.setValue("#composer-input", "")
+
+	a.typeInBox("@sco")
+	a.waitJS(`[...document.querySelectorAll('#composer-menu .composer-menu-label')].some((e) => e.innerText.includes('scones.md'))`)
+	looks("at-menu", true)
+	a.typeInBox(kb.Enter)
+	a.waitJS(`!!document.querySelector('.composer .attach-chip')`)
+	long := strings.Repeat("a long sentence that wraps across the composer's width, ", 4) + "see @scones.md and " + strings.Repeat("more words again ", 12) + "/compact"
+	a.typeInBox(long)
+	looks("chips-mirror", true)
+	a.setValue("#composer-input", "")
+
+	a.typeInBox("/help" + kb.Enter)
+	a.waitJS(`!!document.querySelector('dialog[open], .dialog')`)
+	looks("help", true)
+	a.keys(kb.Escape)
+
+	// A chat of three exchanges, compacted.
+	var models []struct{ ID int }
+	harness.API(t, a.base, "Models.Picker", &models)
+	harness.API(t, a.base, "Models.Update", nil, models[0].ID, map[string]any{"contextLength": 32768})
+	a.setValue("#composer-input", "")
+	for i := range 3 {
+		a.send(fmt.Sprintf("Question %d: ", i+1) + strings.Repeat("how is lembas kept? ", 20))
+		a.waitJS(fmt.Sprintf(`document.querySelectorAll('.msg-assistant').length === %d`, i+1))
+		a.waitReplyIdle()
+	}
+	a.waitJS(`!!document.querySelector('#context-meter-text')`)
+	looks("meter-before", false)
+	a.llm.Enqueue(fakellm.Stream("The reader asked how **lembas** is kept; it is kept wrapped in leaves."))
+	a.click("#compact-button")
+	a.waitJS(`!!document.querySelector('.compact-summary')`)
+	a.waitJS(`document.querySelector('#context-meter-text').innerText.includes('→')`)
+	t.Logf("meter after compaction: %q", a.str(`document.querySelector('#context-meter-text').innerText`))
+	a.js(`document.querySelector('.chat-scroll').dispatchEvent(new WheelEvent('wheel', {bubbles: true}))`)
+	a.js(`document.querySelector('.compact-summary').scrollIntoView({block: 'center'})`)
+	looks("compacted", true)
+
+	// Versions: regenerate three times, then back one; a reload keeps it.
+	for i := 1; i <= 3; i++ {
+		a.llm.Enqueue(fakellm.Stream(fmt.Sprintf("answer version %d", i+1)))
+		a.clickXPath(`//article[contains(@class,'msg-assistant')][last()]//button[contains(., 'Regenerate')]`)
+		a.waitJS(lastReply + fmt.Sprintf(`.includes('answer version %d')`, i+1))
+		a.waitReplyIdle()
+	}
+	a.click(`.msg-assistant:last-of-type .msg-versions button[aria-label="Previous version"], .msg-assistant .msg-versions button[aria-label="Previous version"]`)
+	a.waitJS(lastReply + `.includes('answer version 3')`)
+	a.do(chromedp.Reload())
+	a.waitJS(lastReply + `.includes('answer version 3')`)
+	a.waitJS(versionsOf("assistant", "3/4"))
+	a.llm.Enqueue(fakellm.Stream("edited answer"))
+	a.clickXPath(`(//article[contains(@class,'msg-user')])[last()]//button[contains(., 'Edit')]`)
+	a.waitJS(`!!document.querySelector('.msg-edit textarea')`)
+	a.setValue(".msg-edit textarea", "Question 3, edited")
+	a.clickXPath(`//form[contains(@class,'msg-edit')]//button[@type='submit']`)
+	a.waitJS(lastReply + `.includes('edited answer')`)
+	a.waitReplyIdle()
+	a.waitJS(versionsOf("user", "2/2"))
+	looks("versions", true)
+
+	a.do(chromedp.Navigate(a.base + "/#/settings/suggestions"))
+	a.waitJS(`document.querySelectorAll('#suggestion-list .model-row').length === 4`)
+	looks("settings-suggestions", true)
+	a.click(`#suggestion-list .model-row`)
+	looks("settings-suggestion-detail", true)
+}
