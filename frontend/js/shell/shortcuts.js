@@ -179,13 +179,13 @@ export function ShortcutsHost() {
     <dialog class="dialog shortcuts-dialog" id="shortcuts-dialog" ref=${ref} aria-labelledby="shortcuts-title"
       oncancel=${(e) => { e.preventDefault(); close(); }} onKeyDown=${(e) => trapTab(e, ref.current)}>
       <div class="dialog-form">
-        <h2 id="shortcuts-title" class="dialog-title">Keyboard shortcuts</h2>
+        <h2 id="shortcuts-title" class="dialog-title">Shortcuts and commands</h2>
         <table class="table shortcuts-table">
           <caption class="visually-hidden">Actions and their keys</caption>
           <tbody>
             ${available().map((a) => html`
               <tr key=${a.id}><th scope="row">${a.label}</th><td><${Keys} keys=${current[a.id]} /></td></tr>`)}
-            <tr><th scope="row">Keyboard shortcuts (outside a text field)</th><td><${Keys} keys="?" /></td></tr>
+            <tr><th scope="row">Show the shortcuts and commands (outside a text field)</th><td><${Keys} keys="?" /></td></tr>
             ${isDesktop() ? html`<tr><th scope="row">Hide quick chat</th><td><${Keys} keys="Escape" /></td></tr>` : null}
           </tbody>
         </table>
