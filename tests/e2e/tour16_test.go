@@ -36,8 +36,8 @@ func libraryDoc(t *testing.T, baseURL, base, name, text string) {
 }
 
 // TestMentionEnterChoosesInChromium: "@sco" with scones.md offered, then
-// Enter, is the reference (it was sent as "@sco"); "@" alone and Enter,
-// and a slash command's prefix and Enter, are still sent as written.
+// Enter, is the reference (it was sent as "@sco"), and its chip names the
+// base it came from; "@" alone and Enter is still sent as written.
 func TestMentionEnterChoosesInChromium(t *testing.T) {
 	a := serveChatApp(t)
 	a.llm.SetDefault(fakellm.Stream("Noted."))
@@ -49,7 +49,8 @@ func TestMentionEnterChoosesInChromium(t *testing.T) {
 	a.waitJS(`[...document.querySelectorAll('#composer-menu .composer-menu-item.is-active')].some((e) => e.innerText.includes('scones.md'))`)
 	a.typeInBox(kb.Enter)
 	a.waitJS(`document.querySelector('#composer-input').value === 'bake @scones.md '`)
-	a.waitJS(`!!document.querySelector('.composer .attach-chip')`)
+	// The chip says where it came from (not only in its title).
+	a.waitJS(`document.querySelector('.composer .attach-chip .attach-detail')?.innerText.includes('Recipes')`)
 	if got := len(a.llm.Requests()); got != n {
 		t.Fatalf("Enter on the @ menu sent %d requests", got-n)
 	}
@@ -175,5 +176,14 @@ func TestComposerTourInChromium(t *testing.T) {
 	a.waitJS(`document.querySelectorAll('#suggestion-list .model-row').length === 4`)
 	looks("settings-suggestions", true)
 	a.click(`#suggestion-list .model-row`)
+	a.waitJS(`!!document.querySelector('#suggestion-save')`)
+	// The form's buttons sit inside its padding, as other settings forms' do
+	// (they touched the card's edge: a footer class no CSS knew).
+	inset := a.js(`(() => { const f = document.querySelector('#suggestion-form').getBoundingClientRect();
+		const b = document.querySelector('#suggestion-save').getBoundingClientRect();
+		return Math.min(f.right - b.right, f.bottom - b.bottom); })()`)
+	if n, _ := inset.(float64); n < 8 {
+		t.Errorf("Save is %vpx from the form's edge", inset)
+	}
 	looks("settings-suggestion-detail", true)
 }
