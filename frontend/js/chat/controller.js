@@ -674,9 +674,14 @@ export function useChatController(chatId) {
 
   // switchVersion chooses another version of a message (‹ ›); the focus
   // stays on the control, now drawn for the chosen version.
+  // In an agent chat it says at once that the host was not rewound (the
+  // notice under the transcript may be out of sight, and was there
+  // already after an earlier rewind).
   const switchVersion = async (id, label) => {
     try {
-      applyPath(await call('Chats.SwitchVersion', id));
+      const r = await call('Chats.SwitchVersion', id);
+      applyPath(r);
+      if (r.chat && r.chat.agent) toast('Switched versions. The host was not rewound: files changed by either version’s steps stay as they are.', { timeout: 9000 });
       requestAnimationFrame(() => {
         const box = document.querySelector(`#msg-${id} .msg-versions`);
         if (!box) return;
