@@ -149,6 +149,15 @@ func TestComposerTourInChromium(t *testing.T) {
 	a.js(`document.querySelector('.chat-scroll').dispatchEvent(new WheelEvent('wheel', {bubbles: true}))`)
 	a.js(`document.querySelector('.compact-summary').scrollIntoView({block: 'center'})`)
 	looks("compacted", true)
+	// On a phone the summary's date stays on one line.
+	a.do(chromedp.EmulateViewport(390, 844))
+	a.waitJS(settled)
+	if !a.bool(`(() => { const w = document.querySelector('.compact-summary-when');
+		return w.getBoundingClientRect().height < 1.5 * parseFloat(getComputedStyle(w).lineHeight); })()`) {
+		t.Errorf("the summary's date wraps on a phone: %vpx high", a.js(`document.querySelector('.compact-summary-when').getBoundingClientRect().height`))
+	}
+	a.do(chromedp.EmulateViewport(1280, 800))
+	a.waitJS(settled)
 
 	// Versions: regenerate three times, then back one; a reload keeps it.
 	for i := 1; i <= 3; i++ {
