@@ -6,6 +6,7 @@ import (
 	"mime/multipart"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -68,6 +69,32 @@ func TestMentionEnterChoosesInChromium(t *testing.T) {
 	}
 	a.typeInBox(kb.Enter)
 	a.waitJS(`[...document.querySelectorAll('.msg-user')].some((m) => m.querySelector('.msg-text, .msg-content')?.innerText.trim() === '@')`)
+}
+
+// TestMeterAfterASlowReplyInChromium: the context meter shows the
+// reply's usage once it ends, also when the reply took longer than the
+// page's look at the chat when it started (it kept the estimate).
+func TestMeterAfterASlowReplyInChromium(t *testing.T) {
+	a := newChatApp(t)
+	a.llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
+		if strings.Contains(string(r.Body), "You write titles") {
+			return fakellm.Stream("Slow replies")
+		}
+		return fakellm.NewStream().Content("A quick answer.").Usage(90, 9).Reply()
+	}))
+	a.send("A first question")
+	a.waitReplyIdle()
+	a.waitJS(`document.querySelector('#context-meter-text')?.innerText.startsWith('99 / ')`)
+
+	a.llm.Enqueue(fakellm.NewStream().Content("A slow ", "answer, ", "at last.").Usage(5000, 21).Reply().Every(1500 * time.Millisecond))
+	a.send("A second question")
+	a.waitJS(lastReply + `.includes('A slow')`)
+	// While it is written the meter estimates (the newest message is no
+	// finished reply).
+	a.waitJS(`document.querySelector('#context-meter-text').innerText.startsWith('~')`)
+	a.waitJS(lastReply + `.includes('at last.')`)
+	a.waitReplyIdle()
+	a.waitJS(`document.querySelector('#context-meter-text').innerText.startsWith('5,021 / ')`)
 }
 
 // TestComposerTourInChromium walks issue 16's screens as a person would

@@ -292,7 +292,11 @@ export function useChatController(chatId) {
           : m)));
         bump();
         // The final frame carried the Markdown source (Copy) and the
-        // metrics the row holds: nothing to read again.
+        // metrics the row holds: nothing to read again. The chat is: its
+        // context meter moves on to the reply's usage (read only on
+        // "updated", at the reply's start or before the page followed a
+        // new chat, it kept the estimate).
+        refreshChat();
       },
     });
     follower.current = fol;
@@ -332,9 +336,12 @@ export function useChatController(chatId) {
         },
       );
     }
+    function refreshChat() {
+      call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c, draft: old ? old.draft : c.draft })), () => {});
+    }
     const offChat = on('chat', (ev) => {
       if (!ev || ev.chatId !== chatId || ev.change !== 'updated') return;
-      call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c, draft: old ? old.draft : c.draft })), () => {});
+      refreshChat();
     });
     const onResync = () => {
       call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c })), () => {});
