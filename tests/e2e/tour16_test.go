@@ -153,6 +153,12 @@ func TestComposerTourInChromium(t *testing.T) {
 
 	a.typeInBox("/help" + kb.Enter)
 	a.waitJS(`!!document.querySelector('dialog[open], .dialog')`)
+	// It opens at its top, on its title (it opened scrolled to its
+	// first link, the title and the shortcuts out of sight).
+	a.waitJS(`document.activeElement?.id === 'shortcuts-title'`)
+	if got := a.js(`document.querySelector('#shortcuts-dialog').scrollTop`); got != float64(0) {
+		t.Errorf("the help dialog opens scrolled by %v", got)
+	}
 	looks("help", true)
 	a.keys(kb.Escape)
 
