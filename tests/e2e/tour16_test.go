@@ -141,6 +141,9 @@ func TestComposerTourInChromium(t *testing.T) {
 	a.keys(kb.Escape)
 	a.setValue("#composer-input", "")
 
+	// @ offers documents once the page knows the bases (the Knowledge
+	// control shows then); typed before, it offers nothing until the next key.
+	a.waitJS(`!!document.querySelector('#composer-knowledge')`)
 	a.typeInBox("@sco")
 	a.waitJS(`[...document.querySelectorAll('#composer-menu .composer-menu-label')].some((e) => e.innerText.includes('scones.md'))`)
 	looks("at-menu", true)
@@ -173,6 +176,8 @@ func TestComposerTourInChromium(t *testing.T) {
 		a.waitReplyIdle()
 	}
 	a.waitJS(`!!document.querySelector('#context-meter-text')`)
+	// A few hundred tokens of 32k is not "0%", which reads as empty.
+	a.waitJS(`document.querySelector('#context-meter-text').innerText.endsWith('· <1%')`)
 	looks("meter-before", false)
 	a.llm.Enqueue(fakellm.Stream("The reader asked how **lembas** is kept; it is kept wrapped in leaves."))
 	a.click("#compact-button")

@@ -144,7 +144,7 @@ export function ContextMeter({ chat, busy = false }) {
   return html`
     <div class="context-meter" title=${title}>
       <span class="context-meter-text" id="context-meter-text">
-        ${was !== null ? html`<span class="context-meter-before">${tokens(was.used, was.estimated)} → </span>` : null}${tokens(ctx.used, ctx.estimated)}${limit ? ` / ${formatContext(limit)}` : ''} tokens${pct !== null ? ` · ${pct}%` : ''}
+        ${was !== null ? html`<span class="context-meter-before">${tokens(was.used, was.estimated)} → </span>` : null}${tokens(ctx.used, ctx.estimated)}${limit ? ` / ${formatContext(limit)}` : ''} tokens${pct !== null ? ` · ${pct === 0 && ctx.used > 0 ? '<1' : pct}%` : ''}
       </span>
       ${pct !== null ? html`
         <span class=${'context-meter-bar' + (pct >= 90 ? ' is-full' : pct >= 75 ? ' is-high' : '')} role="meter"
