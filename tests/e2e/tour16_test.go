@@ -60,7 +60,7 @@ func TestMentionEnterChoosesInChromium(t *testing.T) {
 	a.waitReplyIdle()
 
 	// "@" alone: nothing is highlighted, Enter sends it. (The chat's
-	// page reads the bases again first; until then @ offers nothing.)
+	// page reads the bases again first; the menu opens once it has them.)
 	a.waitJS(`!!document.querySelector('#composer-knowledge')`)
 	a.typeInBox("@")
 	a.waitJS(`!!document.querySelector('#composer-menu')`)
@@ -69,6 +69,29 @@ func TestMentionEnterChoosesInChromium(t *testing.T) {
 	}
 	a.typeInBox(kb.Enter)
 	a.waitJS(`[...document.querySelectorAll('.msg-user')].some((m) => m.querySelector('.msg-text, .msg-content')?.innerText.trim() === '@')`)
+}
+
+// TestMentionBeforeTheBasesInChromium: an @ typed before the page knows
+// the library's bases offers the documents once they are known, without
+// another key (it offered nothing until the next one).
+func TestMentionBeforeTheBasesInChromium(t *testing.T) {
+	a := serveChatApp(t)
+	libraryDoc(t, a.base, "Recipes", "scones.md", "Scones want cold butter.\n")
+	// Library.Bases answers only once the test says so.
+	a.open(t, `(() => {
+		const orig = window.fetch;
+		window.fetch = (url, ...rest) => String(url).endsWith('/api/Library.Bases')
+			? new Promise((res) => { const tick = () => window.__bases ? res(orig(url, ...rest)) : setTimeout(tick, 20); tick(); })
+			: orig(url, ...rest);
+	})()`)
+	a.click("#composer-input")
+	a.typeInBox("bake @sco")
+	if a.bool(`!!document.querySelector('#composer-knowledge')`) {
+		t.Fatal("the bases were known before the test let them through")
+	}
+	a.js(`window.__bases = true`)
+	a.waitJS(`!!document.querySelector('#composer-knowledge')`)
+	a.waitJS(`[...document.querySelectorAll('#composer-menu .composer-menu-item.is-active')].some((e) => e.innerText.includes('scones.md'))`)
 }
 
 // TestMeterAfterASlowReplyInChromium: the context meter shows the
@@ -142,7 +165,7 @@ func TestComposerTourInChromium(t *testing.T) {
 	a.setValue("#composer-input", "")
 
 	// @ offers documents once the page knows the bases (the Knowledge
-	// control shows then); typed before, it offers nothing until the next key.
+	// control shows then).
 	a.waitJS(`!!document.querySelector('#composer-knowledge')`)
 	a.typeInBox("@sco")
 	a.waitJS(`[...document.querySelectorAll('#composer-menu .composer-menu-label')].some((e) => e.innerText.includes('scones.md'))`)

@@ -295,6 +295,17 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     else apply(got);
   };
 
+  // The library's bases come after the page: an @ typed before them
+  // offered nothing, and stayed so until the next key. They are asked
+  // again once the bases are known.
+  const baseCount = library && library.bases ? library.bases.length : 0;
+  useEffect(() => {
+    const el = ta.current;
+    if (!baseCount || !el || document.activeElement !== el) return;
+    const tok = tokenAt(el.value, el.selectionEnd);
+    if (tok && tok.char === '@') refreshMenu(el.value, el.selectionEnd);
+  }, [baseCount]);
+
   // setValue puts v in the box with the caret at caret (the draft follows).
   const setValue = (v, caret = v.length) => {
     caretTo.current = caret;
