@@ -79,7 +79,7 @@ func (s *Service) Compaction(ctx context.Context, user ids.UserID, chatID ids.Ch
 }
 
 // errNothingToCompact: the chat is no longer than what a compaction keeps.
-var errNothingToCompact = apperr.New(apperr.Invalid, "there is nothing to compact yet: the chat's last %d exchanges are always sent as they are", keepExchanges)
+var errNothingToCompact = apperr.New(apperr.Invalid, "Nothing to compact yet: the last %d exchanges are always sent as they are.", keepExchanges)
 
 // compact is Compact holding the chat's lock, with its target.
 func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target) (store.Compaction, error) {

@@ -118,6 +118,11 @@ func TestMeterAfterASlowReplyInChromium(t *testing.T) {
 	a.waitJS(lastReply + `.includes('at last.')`)
 	a.waitReplyIdle()
 	a.waitJS(`document.querySelector('#context-meter-text').innerText.startsWith('5,021 / ')`)
+
+	// Two exchanges are all a compaction keeps: Compact says so plainly,
+	// not as a failure ("Could not compact this chat: there is nothing…").
+	a.click("#compact-button")
+	a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => !t.classList.contains('is-error') && t.innerText.includes('Nothing to compact yet: the last 2 exchanges are always sent as they are.'))`)
 }
 
 // TestComposerTourInChromium walks issue 16's screens as a person would

@@ -13,7 +13,7 @@ import { html, useState, useEffect } from '../../vendor/htm-preact/standalone.mo
 import { call } from '../core/transport.js';
 import { Rendered } from '../core/html.js';
 import { formatNumber, formatContext, formatDate } from '../core/format.js';
-import { toastError } from '../core/ui.js';
+import { toast, toastError } from '../core/ui.js';
 
 const COMPACTED = 'lembas:compacted';
 
@@ -29,7 +29,11 @@ export async function compactChat(chatId) {
     window.dispatchEvent(new CustomEvent(COMPACTED, { detail: { chatId, view } }));
     return view;
   } catch (err) {
-    toastError('Could not compact this chat', err);
+    // A refusal (a chat too short to compact) says why in a
+    // sentence of its own; "Could not compact this chat: there is
+    // nothing…" read as a failure.
+    if (err && err.kind === 'invalid') toast(err.message, { timeout: 6000 });
+    else toastError('Could not compact this chat', err);
     return null;
   }
 }
