@@ -252,7 +252,7 @@ func TestContextUsesTheLastReplysUsage(t *testing.T) {
 func TestContextAfterCompactionDoesNotGrow(t *testing.T) {
 	e := setup(t)
 	chatID := e.exchanges(0, 1, 2, 400)
-	e.llm.Enqueue(fakellm.NewStream().Content("a3" + strings.Repeat(".", 400)).Usage(90, 9).Reply())
+	e.llm.Enqueue(fakellm.NewStream().Content("a3"+strings.Repeat(".", 400)).Usage(90, 9).Reply())
 	e.send(chatID, "q3"+strings.Repeat(".", 400))
 	e.wait(chatID)
 	e.llm.Enqueue(fakellm.Stream("SUMMARY"))
