@@ -131,14 +131,17 @@ func TestMeterAfterASlowReplyInChromium(t *testing.T) {
 // mirror over a long wrapped message, the help dialog's commands, a
 // compacted chat and its meter, versions, Settings → Suggestions.
 func TestComposerTourInChromium(t *testing.T) {
-	a := newChatApp(t)
+	a := serveChatApp(t)
 	a.llm.SetDefault(fakellm.Func(func(r fakellm.Request) fakellm.Reply {
 		if strings.Contains(string(r.Body), "You write titles") {
 			return fakellm.Stream("Keeping lembas")
 		}
 		return fakellm.NewStream().Content("An answer about keeping lembas fresh on a long road.").Usage(90, 9).Reply()
 	}))
+	// The document is there before the page opens: a page reads the
+	// bases once, and one made after it is not offered until a reload.
 	libraryDoc(t, a.base, "Recipes", "scones.md", "Scones want cold butter.\n")
+	a.open(t, "")
 
 	// settled: no transition is running (the sidebar slides away at the
 	// narrow width).
