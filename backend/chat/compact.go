@@ -81,7 +81,7 @@ func (s *Service) Compaction(ctx context.Context, user ids.UserID, chatID ids.Ch
 }
 
 // errNothingToCompact: the chat is no longer than what a compaction keeps.
-var errNothingToCompact = apperr.New(apperr.Invalid, "there is nothing to compact yet: the chat's last %d exchanges are always sent as they are", keepExchanges)
+var errNothingToCompact = apperr.New(apperr.Invalid, "Nothing to compact yet: the last %d exchanges are always sent as they are.", keepExchanges)
 
 // compact is Compact holding the chat's lock, with its target. A
 // newest message other than 0 (an automatic compaction's new turn) and
@@ -304,6 +304,13 @@ type Context struct {
 // ContextUse estimates the chat's next request from its chosen path,
 // without reading its text: the turns back to the compaction's message
 // (or the request's byte bound), its summary and the system prompt.
+//
+// After a compaction that no reply followed, the last reply's exact
+// count is scaled by the estimate's share that the compaction left
+// rather than replaced by the bare estimate: the two are not on one
+// scale (a tokenizer is not 4 characters a token), and the meter's
+// "before → after" went up (99 → ~432) after a compaction that shrank
+// the request.
 func (s *Service) ContextUse(ctx context.Context, user ids.UserID, chat store.Chat, c *store.Compaction) (Context, error) {
 	var out Context
 	if chat.ModelID != nil {
@@ -312,7 +319,10 @@ func (s *Service) ContextUse(ctx context.Context, user ids.UserID, chat store.Ch
 			chat.SystemPrompt = firstNonEmpty(chat.SystemPrompt, m.SystemPrompt)
 		}
 	}
+	// chars is the request as sent (after the compaction), full as it
+	// would be without it.
 	chars := int64(len(chat.SystemPrompt))
+	full := chars
 	if c != nil {
 		chars += int64(len(summaryAsk) + len(c.Summary))
 	}
@@ -321,34 +331,43 @@ func (s *Service) ContextUse(ctx context.Context, user ids.UserID, chat store.Ch
 		if newest.ID == 0 {
 			newest = e
 		}
-		if c != nil && e.ID <= c.Through {
-			return false
-		}
+		var n int64
 		if sendable(e) {
-			chars += e.Bytes + e.DocBytes
+			n = e.Bytes + e.DocBytes
 		}
-		return chars < MaxRequestBytes
+		covered := c != nil && e.ID <= c.Through
+		if !covered && chars < MaxRequestBytes {
+			chars += n
+		}
+		if full < MaxRequestBytes {
+			full += n
+		}
+		return full < MaxRequestBytes || (!covered && chars < MaxRequestBytes)
 	})
 	if err != nil {
 		return Context{}, storeErr(err, "chat")
 	}
 	out.Used, out.Estimated = (chars+charsPerToken-1)/charsPerToken, true
-	if n, ok := s.lastUsage(ctx, user, chat.ID, newest, c); ok {
+	n, at, ok := s.lastUsage(ctx, user, chat.ID, newest)
+	switch {
+	case ok && (c == nil || at > c.At):
 		out.Used, out.Estimated = n, false
+	case ok && full > 0:
+		out.Used = (n*chars + full - 1) / full
 	}
 	return out, nil
 }
 
 // lastUsage is the token count the endpoint gave for the chat's newest
-// message, a finished reply, when it is newer than the compaction: its
-// prompt and its answer are what the next request starts from.
-func (s *Service) lastUsage(ctx context.Context, user ids.UserID, chatID ids.ChatID, newest store.PathEntry, c *store.Compaction) (int64, bool) {
+// message, a finished reply, and when it was written: its prompt and its
+// answer are what the next request starts from.
+func (s *Service) lastUsage(ctx context.Context, user ids.UserID, chatID ids.ChatID, newest store.PathEntry) (int64, int64, bool) {
 	if newest.Role != store.RoleAssistant || newest.Status != store.StatusFinal {
-		return 0, false
+		return 0, 0, false
 	}
 	msgs, err := s.db.PathMessages(ctx, user, chatID, []ids.MessageID{newest.ID})
-	if err != nil || len(msgs) != 1 || (c != nil && msgs[0].UpdatedAt <= c.At) {
-		return 0, false
+	if err != nil || len(msgs) != 1 {
+		return 0, 0, false
 	}
 	var m struct {
 		PromptTokens     *int64 `json:"promptTokens"`
@@ -356,9 +375,9 @@ func (s *Service) lastUsage(ctx context.Context, user ids.UserID, chatID ids.Cha
 		Estimated        bool   `json:"estimated"`
 	}
 	if json.Unmarshal(msgs[0].Metrics, &m) != nil || m.Estimated || m.PromptTokens == nil || m.CompletionTokens == nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return *m.PromptTokens + *m.CompletionTokens, true
+	return *m.PromptTokens + *m.CompletionTokens, msgs[0].UpdatedAt, true
 }
 
 // overWindow says whether d's request is near a known context window:

@@ -323,6 +323,32 @@ func TestContextUsesTheLastReplysUsage(t *testing.T) {
 	}
 }
 
+// After a compaction that shrank the request the meter's figure goes
+// down, even where the endpoint's exact count is far below the 4
+// characters a token estimate (99 → ~432 was shown): the exact count is
+// scaled by what the compaction left.
+func TestContextAfterCompactionDoesNotGrow(t *testing.T) {
+	e := setup(t)
+	chatID := e.exchanges(0, 1, 2, 400)
+	e.llm.Enqueue(fakellm.NewStream().Content("a3"+strings.Repeat(".", 400)).Usage(90, 9).Reply())
+	e.send(chatID, "q3"+strings.Repeat(".", 400))
+	e.wait(chatID)
+	e.llm.Enqueue(fakellm.Stream("SUMMARY"))
+	var v api.ChatView
+	e.call("Chats.Compact", &v, chatID)
+	if v.Context == nil || v.Context.Before == nil || *v.Context.Before != 99 || v.Context.BeforeEstimated {
+		t.Fatalf("context before compaction %+v, want the exact 99", v.Context)
+	}
+	if !v.Context.Estimated || v.Context.Used <= 0 || v.Context.Used >= 99 {
+		t.Errorf("context after compaction %+v, want an estimate under the 99 before", v.Context)
+	}
+	var again api.ChatView
+	e.call("Chats.Get", &again, chatID)
+	if again.Context == nil || again.Context.Used != v.Context.Used {
+		t.Errorf("Chats.Get's context %+v, Compact's %+v", again.Context, v.Context)
+	}
+}
+
 // A second compaction summarises the first summary and the turns after
 // it, not the turns the first one covered.
 func TestCompactAgainBuildsOnTheSummary(t *testing.T) {

@@ -66,6 +66,9 @@ func TestDesktopApp(t *testing.T) {
 			// POST /api/files through the asset server, sent, and served back.
 			"attach-upload selftest.png", "attach-sent chip selftest.png thumb 64x48", "attach-get 200 image/png 64x48",
 			"notify sent",
+			// The composer's mirror wraps and scrolls as the textarea does
+			// in WebKitGTK too (issue 16).
+			"mirror width",
 			// The window refused to be taken to another site (webview_linux.c).
 			"stay wails://",
 			"done"} {
@@ -73,6 +76,7 @@ func TestDesktopApp(t *testing.T) {
 				t.Errorf("step %q did not pass", step)
 			}
 		}
+		t.Log(regexp.MustCompile(`selftest \w+ mirror .*`).FindString(out))
 		theme := app.WaitOutput(t, `selftest PASS theme (\w+)`, time.Second)[1]
 		// A session bus with nobody showing tray icons: no tray, and the
 		// About card says why.

@@ -429,6 +429,9 @@ func TestAgentChatInChromium(t *testing.T) {
 		a.clickXPath(`(//article[contains(@class,'msg-assistant')])[last()]//button[contains(., 'Regenerate')]`)
 		a.waitReplyIdle()
 		a.waitJS(`document.querySelector('.agent-rewound')?.textContent === 'The transcript was rewound; files changed by earlier steps are still on the host.'`)
+		// Switching back to the first version says so at once.
+		a.click(`.msg-assistant:last-of-type .msg-versions button[aria-label="Previous version"]`)
+		a.waitJS(`[...document.querySelectorAll('.toast')].some((t) => t.innerText.includes('The host was not rewound'))`)
 	})
 
 	run("the agent bar on a phone", func(t *testing.T) {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -34,8 +35,9 @@ func TestSuggestionCardsInChromium(t *testing.T) {
 		if got := len(a.llm.Requests()); got != n {
 			t.Errorf("filling the composer sent %d requests", got-n)
 		}
-		// The focus moves once the filled box is drawn (a frame later).
-		a.waitJS(`document.activeElement === document.querySelector('#composer-input')`)
+		if !a.within(10*time.Second, `document.activeElement === document.querySelector('#composer-input')`) {
+			t.Error("the composer does not have the focus after a card filled it")
+		}
 		a.js(`(() => { const el = document.querySelector('#composer-input'); el.value = ''; el.dispatchEvent(new Event('input', { bubbles: true })); return true; })()`)
 	})
 

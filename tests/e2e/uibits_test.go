@@ -210,7 +210,7 @@ func TestUIBitsShortcuts(t *testing.T) {
 		}
 		want := map[string]string{
 			"New chat": "Ctrl+Shift+O", "Search chats": "Ctrl+K", "Focus the message box": "Shift+Escape",
-			"Stop the reply": "Ctrl+Shift+X", "Show or hide the sidebar": "Ctrl+Shift+S", "Keyboard shortcuts": "Ctrl+/",
+			"Stop the reply": "Ctrl+Shift+X", "Show or hide the sidebar": "Ctrl+Shift+S", "Show the shortcuts and commands": "Ctrl+/",
 		}
 		for label, keys := range want {
 			if got := row(label); got != keys {

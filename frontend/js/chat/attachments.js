@@ -153,7 +153,10 @@ export function Chip({ item, onRemove }) {
   const status = item.status || 'ready';
   const label = item.name || 'file';
   const icon = item.kind === 'image' ? 'image' : item.kind === 'pdf' ? 'pdf' : 'file';
-  const detail = status === 'uploading' ? 'uploading…' : status === 'error' ? item.error : formatSize(item.size);
+  // Where an @ reference came from shows on the chip, not only in its
+  // title: a touch screen has no hover.
+  const size = item.sourceLabel ? `${formatSize(item.size)} · ${item.sourceLabel}` : formatSize(item.size);
+  const detail = status === 'uploading' ? 'uploading…' : status === 'error' ? item.error : size;
   const body = html`
     ${item.kind === 'image' && item.url && status === 'ready'
       ? html`<img class="attach-thumb" src=${item.url} alt="" loading="lazy" width="40" height="40" />`

@@ -154,7 +154,7 @@ export const COMMANDS = [
     },
   },
   {
-    id: 'help', label: 'Keyboard shortcuts', keys: 'Ctrl+/', name: 'help',
+    id: 'help', label: 'Show the shortcuts and commands', keys: 'Ctrl+/', name: 'help',
     run: () => window.dispatchEvent(new Event('lembas:shortcuts')),
   },
 ];

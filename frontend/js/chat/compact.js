@@ -13,7 +13,7 @@ import { html, useState, useEffect } from '../../vendor/htm-preact/standalone.mo
 import { call } from '../core/transport.js';
 import { Rendered } from '../core/html.js';
 import { formatNumber, formatContext, formatDate } from '../core/format.js';
-import { toastError } from '../core/ui.js';
+import { toast, toastError } from '../core/ui.js';
 
 const COMPACTED = 'lembas:compacted';
 
@@ -29,7 +29,11 @@ export async function compactChat(chatId) {
     window.dispatchEvent(new CustomEvent(COMPACTED, { detail: { chatId, view } }));
     return view;
   } catch (err) {
-    toastError('Could not compact this chat', err);
+    // A refusal (a chat too short to compact) says why in a
+    // sentence of its own; "Could not compact this chat: there is
+    // nothing…" read as a failure.
+    if (err && err.kind === 'invalid') toast(err.message, { timeout: 6000 });
+    else toastError('Could not compact this chat', err);
     return null;
   }
 }
@@ -144,7 +148,7 @@ export function ContextMeter({ chat, busy = false }) {
   return html`
     <div class="context-meter" title=${title}>
       <span class="context-meter-text" id="context-meter-text">
-        ${was !== null ? html`<span class="context-meter-before">${tokens(was.used, was.estimated)} → </span>` : null}${tokens(ctx.used, ctx.estimated)}${limit ? ` / ${formatContext(limit)}` : ''} tokens${pct !== null ? ` · ${pct}%` : ''}
+        ${was !== null ? html`<span class="context-meter-before">${tokens(was.used, was.estimated)} → </span>` : null}${tokens(ctx.used, ctx.estimated)}${limit ? ` / ${formatContext(limit)}` : ''} tokens${pct !== null ? ` · ${pct === 0 && ctx.used > 0 ? '<1' : pct}%` : ''}
       </span>
       ${pct !== null ? html`
         <span class=${'context-meter-bar' + (pct >= 90 ? ' is-full' : pct >= 75 ? ' is-high' : '')} role="meter"

@@ -10,7 +10,8 @@
 // comes from the trigger registry (registerTrigger): commands.js gives
 // `/`, mentions.js `@`. Arrow keys move, Enter or Tab chooses the
 // highlighted item, Tab with none highlighted completes the items' common
-// prefix (the only one: chooses it), Escape closes. Enter with nothing
+// prefix (the only one: chooses it), Escape closes. `@` highlights its
+// first item as soon as a letter follows (spec.pick). Enter with nothing
 // highlighted sends, and a message is run as a command only on an exact
 // match (commands.js parseSlash): anything else is sent as written.
 //
@@ -59,6 +60,11 @@ const triggers = new Map();
  *                        its line)
  *   highlight(word, ctx) whether the mirror marks this word (default: every
  *                        word starting with char)
+ *   pick                 once something follows char, the first item is
+ *                        highlighted, so Enter or Tab chooses it (a picker:
+ *                        "@sco" and Enter meant scones.md, and was sent as
+ *                        "@sco"); without it nothing is until an arrow key,
+ *                        and Enter sends what was written
  * It returns a function that takes the entry away again.
  */
 export function registerTrigger(char, spec) {
@@ -213,7 +219,12 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
       setText(v);
       schedule(v);
       const el = ta.current;
-      if (el) requestAnimationFrame(() => { el.focus({ preventScroll: true }); el.setSelectionRange(v.length, v.length); });
+      // Focused at once (a test's next look, or the next key, finds it
+      // there); the caret goes to the end once the text is drawn.
+      if (el) {
+        el.focus({ preventScroll: true });
+        requestAnimationFrame(() => el.setSelectionRange(v.length, v.length));
+      }
     };
     window.addEventListener(FILL_EVENT, fill);
     return () => window.removeEventListener(FILL_EVENT, fill);
@@ -270,7 +281,8 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     const apply = (items) => {
       if (seq !== menuSeq.current) return;
       const list = Array.isArray(items) ? items : [];
-      setMenu((old) => (list.length ? { ...tok, items: list, index: old && old.char === tok.char && old.query === tok.query ? Math.min(old.index, list.length - 1) : -1 } : null));
+      const first = tok.spec.pick && tok.query ? list.findIndex((it) => !it.note) : -1;
+      setMenu((old) => (list.length ? { ...tok, items: list, index: old && old.char === tok.char && old.query === tok.query ? Math.min(old.index, list.length - 1) : first } : null));
     };
     let got;
     try {
@@ -282,6 +294,17 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
     if (got && typeof got.then === 'function') got.then(apply, () => apply([]));
     else apply(got);
   };
+
+  // The library's bases come after the page: an @ typed before them
+  // offered nothing, and stayed so until the next key. They are asked
+  // again once the bases are known.
+  const baseCount = library && library.bases ? library.bases.length : 0;
+  useEffect(() => {
+    const el = ta.current;
+    if (!baseCount || !el || document.activeElement !== el) return;
+    const tok = tokenAt(el.value, el.selectionEnd);
+    if (tok && tok.char === '@') refreshMenu(el.value, el.selectionEnd);
+  }, [baseCount]);
 
   // setValue puts v in the box with the caret at caret (the draft follows).
   const setValue = (v, caret = v.length) => {

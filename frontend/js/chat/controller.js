@@ -292,7 +292,11 @@ export function useChatController(chatId) {
           : m)));
         bump();
         // The final frame carried the Markdown source (Copy) and the
-        // metrics the row holds: nothing to read again.
+        // metrics the row holds: nothing to read again. The chat is: its
+        // context meter moves on to the reply's usage (read only on
+        // "updated", at the reply's start or before the page followed a
+        // new chat, it kept the estimate).
+        refreshChat();
       },
     });
     follower.current = fol;
@@ -332,9 +336,12 @@ export function useChatController(chatId) {
         },
       );
     }
+    function refreshChat() {
+      call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c, draft: old ? old.draft : c.draft })), () => {});
+    }
     const offChat = on('chat', (ev) => {
       if (!ev || ev.chatId !== chatId || (ev.change !== 'updated' && ev.change !== 'path')) return;
-      call('Chats.Get', chatId).then((c) => live && c && setChat((old) => ({ ...old, ...c, draft: old ? old.draft : c.draft })), () => {});
+      refreshChat();
       // Another tab chose another version: the newest page replaces what
       // is shown (merging would keep the old path's older messages). The
       // tab that switched reads the same messages again, keyed by id, so
@@ -686,9 +693,14 @@ export function useChatController(chatId) {
 
   // switchVersion chooses another version of a message (‹ ›); the focus
   // stays on the control, now drawn for the chosen version.
+  // In an agent chat it says at once that the host was not rewound (the
+  // notice under the transcript may be out of sight, and was there
+  // already after an earlier rewind).
   const switchVersion = async (id, label) => {
     try {
-      applyPath(await call('Chats.SwitchVersion', id));
+      const r = await call('Chats.SwitchVersion', id);
+      applyPath(r);
+      if (r.chat && r.chat.agent) toast('Switched versions. The host was not rewound: files changed by either version’s steps stay as they are.', { timeout: 9000 });
       requestAnimationFrame(() => {
         const box = document.querySelector(`#msg-${id} .msg-versions`);
         if (!box) return;

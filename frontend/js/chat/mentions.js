@@ -47,6 +47,7 @@ const note = (label) => ({ key: 'note:' + label, text: '', label, hint: '', note
  */
 export const trigger = {
   label: 'References',
+  pick: true,
 
   async items(query, ctx = {}) {
     const q = query.toLowerCase();

@@ -77,17 +77,19 @@ export function UserMessage({ msg, canEdit, onEdit, onCopy, highlighted, onSwitc
       ${editing ? html`<${EditForm} msg=${msg} onEdit=${onEdit} onDone=${() => setEditing(false)} onCancel=${cancel} />` : html`
         ${msg.attachments && msg.attachments.length ? html`<${AttachmentList} items=${msg.attachments} label="Attached files" />` : null}
         ${msg.content ? html`<div class="msg-bubble"><p class="msg-text">${msg.content}</p></div>` : null}
-        <div class="msg-actions">
-          <button type="button" class="btn btn-ghost btn-sm" ref=${editBtn} onClick=${() => setEditing(true)} disabled=${!canEdit}
-            title=${canEdit ? 'Edit this message' : 'Wait for the reply to finish'}>
-            <${Icon} name="edit" /><span>Edit</span>
-          </button>
-          <button type="button" class="btn btn-ghost btn-sm" onClick=${() => onCopy(msg.content || '')}>
-            <${Icon} name="copy" /><span>Copy</span>
-          </button>
-          <${DeleteVersion} msg=${msg} disabled=${!canEdit} onDeleteVersion=${onDeleteVersion} />
-        </div>
-        <${Versions} msg=${msg} disabled=${!canEdit} onSwitch=${onSwitchVersion} />`}
+        <div class="msg-footer">
+          <${Versions} msg=${msg} disabled=${!canEdit} onSwitch=${onSwitchVersion} />
+          <div class="msg-actions">
+            <button type="button" class="btn btn-ghost btn-sm" ref=${editBtn} onClick=${() => setEditing(true)} disabled=${!canEdit}
+              title=${canEdit ? 'Edit this message' : 'Wait for the reply to finish'}>
+              <${Icon} name="edit" /><span>Edit</span>
+            </button>
+            <button type="button" class="btn btn-ghost btn-sm" onClick=${() => onCopy(msg.content || '')}>
+              <${Icon} name="copy" /><span>Copy</span>
+            </button>
+            <${DeleteVersion} msg=${msg} disabled=${!canEdit} onDeleteVersion=${onDeleteVersion} />
+          </div>
+        </div>`}
     </article>`;
 }
 

@@ -109,10 +109,12 @@ function SuggestionForm({ item, models, onSaved, onDeleted, onClose }) {
         <//>
         <${FormError} error=${error} />
       </div>
-      <footer class="card-footer">
-        ${!creating && html`<button type="button" class="btn btn-danger" disabled=${!!busy} onClick=${remove}>Delete</button>`}
-        <button type="submit" class="btn btn-primary" id="suggestion-save" disabled=${!!busy}>${creating ? 'Add suggestion' : 'Save'}</button>
-      </footer>
+      <div class="card-actions wrap">
+        ${!creating && html`<button type="button" class="btn btn-danger-ghost" disabled=${!!busy} onClick=${remove}>Delete suggestion</button>`}
+        <span class="spacer"></span>
+        <button type="button" class="btn" onClick=${onClose}>Cancel</button>
+        <button type="submit" class="btn btn-primary" id="suggestion-save" disabled=${!!busy}>${busy === 'save' ? 'Saving…' : creating ? 'Add suggestion' : 'Save'}</button>
+      </div>
     </form>`;
 }
 

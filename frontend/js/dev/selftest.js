@@ -204,6 +204,43 @@ async function documentStep() {
   await report('document-saved', !saved.classList.contains('is-error'), saved.textContent);
 }
 
+// mirrorStep checks the composer's mirror in this engine (WebKitGTK in
+// the desktop app, whose scrollbar-gutter support the Chromium test does
+// not speak for): over a long message with @ tokens that makes the box
+// scroll, the mirror's text area is as wide and as tall as the
+// textarea's (so its lines wrap where the textarea's do) and scrolled as
+// far. The box is emptied again for the steps after.
+async function mirrorStep() {
+  const models = await call('Models.Picker');
+  if (!models.length) return;
+  location.hash = '#/';
+  const box = await until(() => location.hash === '#/' && !document.querySelector('.msg-user') && document.querySelector('#composer-input'));
+  const setValue = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set;
+  let text = '';
+  for (let i = 0; i < 30; i++) text += `line ${i} has some words that wrap around @file${i}.go and a rather long tail of words past the edge @x${i}\n`;
+  setValue.call(box, text);
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+  const mirror = await until(() => {
+    const m = document.querySelector('.composer__mirror');
+    return m && m.querySelectorAll('.composer__token').length >= 60 ? m : null;
+  }).catch(() => null);
+  let detail = `no mirror with the tokens (${document.querySelectorAll('.composer__mirror .composer__token').length} marked, ${box.isConnected ? 'box on the page' : 'box gone'})`;
+  let ok = false;
+  if (mirror) {
+    box.scrollTop = box.scrollHeight / 2;
+    box.dispatchEvent(new Event('scroll'));
+    await until(() => mirror.scrollTop === box.scrollTop, 5000).catch(() => {});
+    ok = box.scrollHeight > box.clientHeight && box.clientWidth === mirror.clientWidth
+      && box.scrollHeight === mirror.scrollHeight && box.scrollTop === mirror.scrollTop;
+    detail = `width ${box.clientWidth}/${mirror.clientWidth} height ${box.scrollHeight}/${mirror.scrollHeight} `
+      + `scrolled ${box.scrollTop}/${mirror.scrollTop} gutter ${CSS.supports('scrollbar-gutter', 'stable')}`;
+  }
+  await report('mirror', ok, detail);
+  setValue.call(box, '');
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+  await until(() => !document.querySelector('.composer__mirror .composer__token'), 5000).catch(() => {});
+}
+
 // stayStep tries to take the window somewhere else, as a stray drop or a
 // link that slipped through would: the app's navigation guard must refuse,
 // so the page (and this script) is still here to report it.
@@ -367,6 +404,7 @@ export async function run(info) {
     await report('handler-api', body.dataDir === info.dataDir, api.status);
     await chatStep();
     await attachStep();
+    if (info.mode === 'desktop') await mirrorStep();
     if (info.mode === 'desktop') {
       try {
         await call('App.Notify', { title: 'Self-test', body: 'A reply finished.' });

@@ -165,7 +165,15 @@ export function ShortcutsHost() {
   }, []);
   useEffect(() => {
     const d = ref.current;
-    if (open && d && !d.open && typeof d.showModal === 'function') d.showModal();
+    if (open && d && !d.open && typeof d.showModal === 'function') {
+      d.showModal();
+      // The dialog opens at its top, on its title: left to itself it
+      // focused its first link, near the bottom, and opened scrolled
+      // past the title and the shortcuts.
+      const title = d.querySelector('#shortcuts-title');
+      if (title) title.focus({ preventScroll: true });
+      d.scrollTop = 0;
+    }
   }, [open]);
   if (!open) return null;
   const current = bindings(o);
@@ -179,13 +187,13 @@ export function ShortcutsHost() {
     <dialog class="dialog shortcuts-dialog" id="shortcuts-dialog" ref=${ref} aria-labelledby="shortcuts-title"
       oncancel=${(e) => { e.preventDefault(); close(); }} onKeyDown=${(e) => trapTab(e, ref.current)}>
       <div class="dialog-form">
-        <h2 id="shortcuts-title" class="dialog-title">Keyboard shortcuts</h2>
+        <h2 id="shortcuts-title" class="dialog-title" tabindex="-1">Shortcuts and commands</h2>
         <table class="table shortcuts-table">
           <caption class="visually-hidden">Actions and their keys</caption>
           <tbody>
             ${available().map((a) => html`
               <tr key=${a.id}><th scope="row">${a.label}</th><td><${Keys} keys=${current[a.id]} /></td></tr>`)}
-            <tr><th scope="row">Keyboard shortcuts (outside a text field)</th><td><${Keys} keys="?" /></td></tr>
+            <tr><th scope="row">Show the shortcuts and commands (outside a text field)</th><td><${Keys} keys="?" /></td></tr>
             ${isDesktop() ? html`<tr><th scope="row">Hide quick chat</th><td><${Keys} keys="Escape" /></td></tr>` : null}
           </tbody>
         </table>
