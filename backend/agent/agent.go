@@ -239,6 +239,19 @@ func (s *Service) SetSettings(ctx context.Context, p SettingsPatch) (Settings, e
 	return s.Settings(ctx)
 }
 
+// reachable refuses, with errOff, anything that would reach a host while
+// an administrator has agent chats switched off.
+func (s *Service) reachable(ctx context.Context) error {
+	st, err := s.Settings(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.Enabled {
+		return errOff
+	}
+	return nil
+}
+
 // errOff is agent chats switched off by an administrator.
 var errOff = apperr.New(apperr.Forbidden, "Agent chats are turned off on this server; an administrator can turn them on under Settings → Agent.")
 
@@ -351,12 +364,8 @@ func (s *Service) Dial(ctx context.Context, user ids.UserID, id ids.ChatID) (*ss
 	if c.Kind != store.ChatAgent {
 		return nil, c, apperr.New(apperr.Invalid, "This chat is not an agent chat.")
 	}
-	st, err := s.Settings(ctx)
-	if err != nil {
+	if err := s.reachable(ctx); err != nil {
 		return nil, c, err
-	}
-	if !st.Enabled {
-		return nil, c, errOff
 	}
 	if c.Agent.Profile == nil {
 		return nil, c, errNoProfile

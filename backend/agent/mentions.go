@@ -64,10 +64,8 @@ func (s *Service) ProjectFiles(ctx context.Context, user ids.UserID, id ids.Chat
 	}
 	// Agent chats switched off reach no host, not even for a listing (as
 	// AttachFile, through Dial).
-	if st, err := s.Settings(ctx); err != nil {
+	if err := s.reachable(ctx); err != nil {
 		return ProjectFiles{}, err
-	} else if !st.Enabled {
-		return ProjectFiles{}, errOff
 	}
 	dir := c.Agent.Dir
 	if p.Pinned() != "" && s.index.stale(p, dir) {

@@ -205,10 +205,10 @@ func TestAttachFileOverSFTP(t *testing.T) {
 	}
 }
 
-// TestProjectFilesOffWhenAgentChatsAre: with agent chats switched off no
+// TestNoHostReachedWhenAgentChatsAreOff: with agent chats switched off no
 // host is reached, not even for the `@` listing: ProjectFiles is refused
 // as AttachFile is (it started a walk over SSH, with the profile's key).
-func TestProjectFilesOffWhenAgentChatsAre(t *testing.T) {
+func TestNoHostReachedWhenAgentChatsAreOff(t *testing.T) {
 	srv := sshtest.Start(t)
 	ctx := context.Background()
 	s, db, user := newService(t)
@@ -227,5 +227,15 @@ func TestProjectFilesOffWhenAgentChatsAre(t *testing.T) {
 	}
 	if _, err := s.AttachFile(ctx, user, chat, "/etc/hostname"); apperr.KindOf(err) != apperr.Forbidden {
 		t.Errorf("AttachFile with agent chats off: %v, want forbidden", err)
+	}
+	// Settings → SSH connections reach no host either.
+	if _, err := s.Test(ctx, user, p.ID); apperr.KindOf(err) != apperr.Forbidden {
+		t.Errorf("Test with agent chats off: %v, want forbidden", err)
+	}
+	if _, err := s.Browse(ctx, user, p.ID, ""); apperr.KindOf(err) != apperr.Forbidden {
+		t.Errorf("Browse with agent chats off: %v, want forbidden", err)
+	}
+	if _, err := s.ScanHostKey(ctx, user, p.ID); apperr.KindOf(err) != apperr.Forbidden {
+		t.Errorf("ScanHostKey with agent chats off: %v, want forbidden", err)
 	}
 }

@@ -398,6 +398,10 @@ func (s *Service) ScanHostKey(ctx context.Context, user ids.UserID, id ids.Profi
 	if err != nil {
 		return ScanResult{}, err
 	}
+	// Nothing reaches a host with agent chats switched off.
+	if err := s.reachable(ctx); err != nil {
+		return ScanResult{}, err
+	}
 	sctx, cancel := context.WithTimeout(ctx, s.opt.ConnectTimeout)
 	defer cancel()
 	hk, err := sshx.CaptureHostKey(sctx, sshx.Target{Host: p.Host, Port: p.Port})
@@ -477,6 +481,10 @@ func (s *Service) Test(ctx context.Context, user ids.UserID, id ids.ProfileID) (
 	if err != nil {
 		return TestResult{}, err
 	}
+	// Nothing reaches a host with agent chats switched off.
+	if err := s.reachable(ctx); err != nil {
+		return TestResult{}, err
+	}
 	cl, err := s.connect(ctx, p)
 	if err != nil {
 		_, msg := apperr.Public(err)
@@ -518,6 +526,10 @@ const MaxBrowse = 500
 func (s *Service) Browse(ctx context.Context, user ids.UserID, id ids.ProfileID, dir string) (Browsing, error) {
 	p, err := s.profile(ctx, user, id)
 	if err != nil {
+		return Browsing{}, err
+	}
+	// Nothing reaches a host with agent chats switched off.
+	if err := s.reachable(ctx); err != nil {
 		return Browsing{}, err
 	}
 	if dir != "" && (!printable(dir) || len(dir) > 4096) {
