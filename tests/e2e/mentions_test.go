@@ -170,3 +170,21 @@ func TestMentionsInChromium(t *testing.T) {
 		}
 	})
 }
+
+// TestMentionNeedsUploadInChromium: `@` attaches a file, so a member who
+// may not upload is told so in the menu at once, instead of being offered
+// documents whose chip the server then refuses.
+func TestMentionNeedsUploadInChromium(t *testing.T) {
+	a := serveChatApp(t)
+	harness.API(t, a.base, "Connections.Create", nil, map[string]any{"name": "Fake", "baseUrl": a.llm.URL()})
+	harness.API(t, a.base, "Admin.SetBaseline", nil, []string{"chat.create", "library.use"})
+	harness.API(t, a.base, "Admin.CreateUser", nil, map[string]any{"username": "pippin", "displayName": "Pippin", "password": "second-breakfast"})
+	ctx := harness.Browser(t)
+	harness.BrowserLogin(t, ctx, a.base, "pippin", "second-breakfast")
+	p := &chatApp{tab: newTab(t, ctx, "member"), base: a.base, llm: a.llm}
+	p.do(chromedp.EmulateViewport(1280, 800), chromedp.Navigate(a.base+"/"))
+	p.waitJS(`!!document.querySelector('#composer-input')`)
+	p.click("#composer-input")
+	p.typeInBox("@")
+	p.waitJS(`(document.querySelector('#composer-menu')?.innerText || '').includes('Attaching files is not allowed for your account')`)
+}

@@ -30,6 +30,7 @@ import { KnowledgeScope, LibraryAttach } from '../library/inchat.js';
 import { slashTrigger, parseSlash, execute } from './commands.js';
 import { FILL_EVENT } from './suggestions.js';
 import { trigger as mentionTrigger } from './mentions.js';
+import { useMe } from '../core/store.js';
 
 export const DRAFT_DELAY_MS = 500;
 
@@ -186,9 +187,15 @@ export function Composer({ draft = '', saveDraft, onDraft, streaming, disabled, 
   const dismissed = useRef('');
   const caretTo = useRef(-1); // where the caret goes once the text is drawn
   // The context triggers run with: chat.js's commands context, with the
-  // chat's refs ({chatId, agent}) and the library for `@`.
+  // chat's refs ({chatId, agent}), the library and whether the person may
+  // attach files (canUpload: an `@` reference is an upload) for `@`.
+  // Unknown (not read yet, or a server without accounts) counts as
+  // allowed: the server refuses anyway, and a menu that says "not
+  // allowed" to someone who is would be worse.
+  const { me } = useMe();
+  const canUpload = !me || !!me.admin || !Array.isArray(me.permissions) || me.permissions.includes('files.upload');
   const app = useRef(commands);
-  app.current = { ...(refs || {}), library, ...(commands || {}) };
+  app.current = { ...(refs || {}), library, canUpload, ...(commands || {}) };
 
   const flush = () => {
     clearTimeout(timer.current);

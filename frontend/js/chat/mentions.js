@@ -43,13 +43,16 @@ const note = (label) => ({ key: 'note:' + label, text: '', label, hint: '', note
 /**
  * trigger is the `@` entry of the composer's menu (registerTrigger): the
  * agent chat's project files first, then the library's documents. ctx is
- * chat.js's context: {chatId, agent, library}.
+ * chat.js's context: {chatId, agent, library, canUpload}.
  */
 export const trigger = {
   label: 'References',
   pick: true,
 
   async items(query, ctx = {}) {
+    // A reference attaches its contents: without the upload permission
+    // the menu says so at once instead of offering what Send refuses.
+    if (ctx.canUpload === false) return [note('Attaching files is not allowed for your account')];
     const q = query.toLowerCase();
     const out = [];
     const notes = [];
