@@ -56,6 +56,9 @@ type Service struct {
 	// chatLocks serialise the check-then-start of a reply per chat, so
 	// two tabs sending at once cannot both pass "no reply is running".
 	chatLocks sync.Map // ids.ChatID → *sync.Mutex
+	// compacting holds the chats whose summary is being written (compact):
+	// a second one at the same time would only ask the model again.
+	compacting sync.Map // ids.ChatID → struct{}
 	// bg tracks background work (automatic titles) for Wait.
 	bg sync.WaitGroup
 }

@@ -80,6 +80,9 @@ func (s *Service) Compaction(ctx context.Context, user ids.UserID, chatID ids.Ch
 	return c, nil
 }
 
+// errCompacting: a summary of the chat is being written already.
+var errCompacting = apperr.New(apperr.Conflict, "a summary of this chat is being written already")
+
 // errNothingToCompact: the chat is no longer than what a compaction keeps.
 var errNothingToCompact = apperr.New(apperr.Invalid, "Nothing to compact yet: the last %d exchanges are always sent as they are.", keepExchanges)
 
@@ -89,6 +92,10 @@ var errNothingToCompact = apperr.New(apperr.Invalid, "Nothing to compact yet: th
 // summarised.
 func (s *Service) compact(ctx context.Context, user ids.UserID, tgt target, newest ids.MessageID) (store.Compaction, error) {
 	chatID := tgt.chat.ID
+	if _, busy := s.compacting.LoadOrStore(chatID, struct{}{}); busy {
+		return store.Compaction{}, errCompacting
+	}
+	defer s.compacting.Delete(chatID)
 	// What the summary is stored against (SetCompactionIf): the chat's
 	// compaction as it is now, and the message it reaches as it is when
 	// the turns are read.

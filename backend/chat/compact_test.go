@@ -460,6 +460,23 @@ func (e *env) compactHeld(chatID ids.ChatID, summary string) (release func(), do
 // deleted then does not come back through a reused message id (the
 // summary of its turns would stand for newer turns that reuse the id).
 func TestCompactionRacesAreRefused(t *testing.T) {
+	t.Run("a second compaction meanwhile", func(t *testing.T) {
+		e := setup(t)
+		chatID := e.exchanges(0, 1, 3, 0)
+		release, done := e.compactHeld(chatID, "SUMMARY held")
+		_, err := e.c.Chat.Compact(context.Background(), e.user, chatID)
+		if apperr.KindOf(err) != apperr.Conflict || !strings.Contains(err.Error(), "being written already") {
+			t.Errorf("a second compaction meanwhile: %v, want a conflict", err)
+		}
+		release()
+		if err := <-done; err != nil {
+			t.Errorf("the first compaction: %v", err)
+		}
+		if n := len(e.compactRequests()); n != 1 {
+			t.Errorf("%d summaries asked for, want 1", n)
+		}
+	})
+
 	t.Run("undo meanwhile", func(t *testing.T) {
 		e := setup(t)
 		chatID := e.exchanges(0, 1, 3, 0)
