@@ -14,13 +14,7 @@ func (db *DB) PathIDs(ctx context.Context, user ids.UserID, chat ids.ChatID) ([]
 	if err := ownsChat(ctx, db.r, user, chat); err != nil {
 		return nil, err
 	}
-	rows, err := db.r.QueryContext(ctx, `
-		WITH RECURSIVE path(id, depth) AS (
-			SELECT `+leafSQL+`, 0 FROM chats c WHERE c.id = ?
-			UNION ALL
-			SELECT m.parent_id, path.depth + 1 FROM messages m JOIN path ON m.id = path.id
-			WHERE m.parent_id IS NOT NULL
-		)
+	rows, err := db.r.QueryContext(ctx, chosenPath+`
 		SELECT m.id FROM path JOIN messages m ON m.id = path.id
 		WHERE m.chat_id = ?
 		ORDER BY path.depth DESC`, chat, chat)

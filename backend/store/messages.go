@@ -359,13 +359,7 @@ func (db *DB) MessagesPage(ctx context.Context, user ids.UserID, chat ids.ChatID
 	// One extra row says whether there is more, without a count.
 	// The chosen path, from its leaf up; a parent's id is smaller than its
 	// child's, so the page is the path's messages below beforeID.
-	rows, err := db.r.QueryContext(ctx, `
-		WITH RECURSIVE path(id) AS (
-			SELECT `+leafSQL+` FROM chats c WHERE c.id = ?
-			UNION ALL
-			SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id
-			WHERE m.parent_id IS NOT NULL
-		)
+	rows, err := db.r.QueryContext(ctx, chosenPath+`
 		SELECT `+messageColumns+` FROM path JOIN messages m ON m.id = path.id
 		WHERE m.chat_id = ? AND m.id < ? ORDER BY m.id DESC LIMIT ?`, chat, chat, beforeID, limit+1)
 	if err != nil {
@@ -393,14 +387,7 @@ func (db *DB) ChatPath(ctx context.Context, user ids.UserID, chat ids.ChatID) ([
 	if err := ownsChat(ctx, db.r, user, chat); err != nil {
 		return nil, err
 	}
-	// A parent always has a smaller id than its child, so the walk ends.
-	rows, err := db.r.QueryContext(ctx, `
-		WITH RECURSIVE path(id, depth) AS (
-			SELECT `+leafSQL+`, 0 FROM chats c WHERE c.id = ?
-			UNION ALL
-			SELECT m.parent_id, path.depth + 1 FROM messages m JOIN path ON m.id = path.id
-			WHERE m.parent_id IS NOT NULL
-		)
+	rows, err := db.r.QueryContext(ctx, chosenPath+`
 		SELECT m.id, m.chat_id, m.parent_id, m.role, m.content, '', m.status, m.error,
 			m.model_label, m.metrics, m.created_at, m.updated_at, m.parts
 		FROM path JOIN messages m ON m.id = path.id

@@ -18,6 +18,18 @@ const leafSQL = `COALESCE(
 	(SELECT lm.id FROM messages lm WHERE lm.id = c.leaf_id AND lm.chat_id = c.id),
 	(SELECT lm.id FROM messages lm WHERE lm.chat_id = c.id ORDER BY lm.id DESC LIMIT 1))`
 
+// chosenPath is a common table expression, path(id, depth): the chat's
+// chosen path from its leaf (depth 0) back to its first message. Its one
+// parameter is the chat's id; a query using it still checks m.chat_id (a
+// stale leaf_id is read as the newest message, never another chat's). A
+// parent always has a smaller id than its child, so the walk ends.
+const chosenPath = `WITH RECURSIVE path(id, depth) AS (
+			SELECT ` + leafSQL + `, 0 FROM chats c WHERE c.id = ?
+			UNION ALL
+			SELECT m.parent_id, path.depth + 1 FROM messages m JOIN path ON m.id = path.id
+			WHERE m.parent_id IS NOT NULL
+		)`
+
 // leafOf returns the chat's leaf (0: the chat has no message).
 func leafOf(ctx context.Context, q queryRower, chat ids.ChatID) (ids.MessageID, error) {
 	var leaf sql.NullInt64
