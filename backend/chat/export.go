@@ -453,23 +453,17 @@ func codeSpan(s string) string {
 // mdText keeps a name (a title, a model's) plain in Markdown without
 // cluttering it: what could start a link, an image, emphasis, code or raw
 // HTML is escaped; other punctuation stays as it is.
-func mdText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\`*_[]<>&!", r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func mdText(s string) string { return backslashed(s, "\\`*_[]<>&!") }
 
 // mdEscape makes plain text read as text in Markdown: its punctuation
 // escaped, so a tool's error cannot open a link, an image or raw HTML.
-func mdEscape(s string) string {
+func mdEscape(s string) string { return backslashed(s, "\\`*_{}[]()<>#+-.!|~&") }
+
+// backslashed puts a backslash before each rune of s that is in set.
+func backslashed(s, set string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune("\\`*_{}[]()<>#+-.!|~&", r) {
+		if strings.ContainsRune(set, r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
