@@ -73,6 +73,11 @@ func TestCompactionInChromium(t *testing.T) {
 		t.Errorf("after compaction the request carried %d of the 3 first questions (want 2), summary %v", n, summary)
 	}
 
+	// Sending followed the newest message again: stop following (a wheel)
+	// and bring the summary's Undo into view, or the click can land while
+	// the transcript still scrolls.
+	a.js(`document.querySelector('.chat-scroll').dispatchEvent(new WheelEvent('wheel', {bubbles: true}))`)
+	a.js(`document.querySelector('.compact-summary').scrollIntoView({block: 'center'})`)
 	a.js(`document.querySelector('.transcript .msg').dataset.kept = 'yes'`)
 	a.clickXPath(`//section[contains(@class,'compact-summary')]//button[normalize-space(.)='Undo']`)
 	a.waitJS(`!document.querySelector('.compact-summary') && !document.querySelector('.compact-fold')`)
