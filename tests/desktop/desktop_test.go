@@ -174,11 +174,7 @@ func besideRunningApp(t *testing.T, bin string, env []string, app *harness.Proc,
 // page would, before the app starts.
 func seedConnection(t testing.TB, dataDir, url string) {
 	t.Helper()
-	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
-	cfg.DataDir, cfg.NoKeychain = dataDir, true
-	harness.Must(t, cfg.Validate(), "config")
-	c, err := core.Open(context.Background(), cfg, core.Options{Mode: core.Desktop, Files: frontend.FS()})
-	harness.Must(t, err, "open instance")
+	c := openInstance(t, dataDir)
 	defer c.Close()
 	v, err := c.Connections.Create(context.Background(), store.Actor{User: ids.UserID(c.Owner.ID), Admin: true},
 		connections.Input{Name: "Fake", BaseURL: url})
@@ -208,5 +204,32 @@ func TestNoDisplay(t *testing.T) {
 	code, _, errOut := harness.Run(t, bin, env)
 	if code != 2 || !strings.Contains(errOut, "no display") || !strings.Contains(errOut, "--serve") {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// openInstance opens the instance in dataDir as the desktop app does (no
+// keychain), for a test to seed before the app starts; the caller closes
+// it first.
+func openInstance(t testing.TB, dataDir string) *core.Core {
+	t.Helper()
+	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
+	cfg.DataDir, cfg.NoKeychain = dataDir, true
+	harness.Must(t, cfg.Validate(), "config")
+	c, err := core.Open(context.Background(), cfg, core.Options{Mode: core.Desktop, Files: frontend.FS()})
+	harness.Must(t, err, "open instance")
+	return c
+}
+
+// selfTestSteps returns a wait for one named step of the self-test
+// (frontend/js/dev/selftest.js) the app runs: its detail once it passed,
+// the test failed if it (or the self-test) failed.
+func selfTestSteps(t *testing.T, app *harness.Proc) func(name string, timeout time.Duration) string {
+	return func(name string, timeout time.Duration) string {
+		t.Helper()
+		m := app.WaitOutput(t, `selftest (PASS|FAIL) (`+name+`|error)( .*)?\n`, timeout)
+		if m[1] != "PASS" {
+			t.Fatalf("self-test step %s: %s", m[2], strings.TrimSpace(m[0]))
+		}
+		return strings.TrimSpace(m[3])
 	}
 }

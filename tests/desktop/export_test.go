@@ -9,12 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llembas/lembas/backend/config"
-	"github.com/llembas/lembas/backend/core"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/store"
-	"github.com/llembas/lembas/frontend"
 	"github.com/llembas/lembas/tests/harness"
 )
 
@@ -28,42 +25,22 @@ const exportTitle = "Exported by the self-test"
 // version of the reply, not the newest. It also logs what a plain
 // download link does in WebKitGTK (the reason for the dialog).
 func TestDesktopExport(t *testing.T) {
-	harness.Require(t, "Xvfb", "xwininfo", "xprop", "openbox", "dbus-daemon")
-	bin := harness.Build(t, tags)
-	display := harness.Xvfb(t)
-	startOpenbox(t, display)
-	dataDir := t.TempDir()
-	downloads := filepath.Join(dataDir, "Downloads") // HOME is the data directory
-	harness.Must(t, os.Mkdir(downloads, 0o700), "make Downloads")
-	bus := harness.SessionBus(t)
-	harness.StartFakeNotifications(t, bus) // the self-test sends one
-	env := harness.Env(dataDir, "DISPLAY="+display, "LEMBAS_SELFTEST=1", "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS="+bus)
+	r := startSaveDialogs(t)
 	llm := fakellm.New(t)
 	llm.SetDefault(fakellm.Stream("An answer for the self-test."))
-	seedConnection(t, dataDir, llm.URL())
-	seedExportChat(t, dataDir)
+	seedConnection(t, r.dataDir, llm.URL())
+	seedExportChat(t, r.dataDir)
 
-	app := harness.Start(t, bin, env)
-	step := func(name string, timeout time.Duration) string {
-		t.Helper()
-		m := app.WaitOutput(t, `selftest (PASS|FAIL) (`+name+`|error)( .*)?\n`, timeout)
-		if m[1] != "PASS" {
-			t.Fatalf("self-test step %s: %s", m[2], strings.TrimSpace(m[0]))
-		}
-		return strings.TrimSpace(m[3])
-	}
+	app := harness.Start(t, r.bin, r.env)
+	step := selfTestSteps(t, app)
 	step("export-link", 180*time.Second)
 	step("export-asked", 60*time.Second)
-	dlg := windowNamed(t, display, "Export chat")
-	x := harness.DialX(t, display)
-	x.Activate(t, harness.WindowID(t, dlg))
-	waitActive(t, display, dlg)
-	screenshot(t, display, "desktop-export-dialog.png")
-	x.Key(t, 0xff0d) // Return: save under the name given
+	saveInDialog(t, r.display, "Export chat", "desktop-export-dialog.png")
 	saved := step("export-saved", 60*time.Second)
 	if !strings.Contains(saved, "Saved "+exportTitle+".md") {
 		t.Errorf("the toast said %q", saved)
 	}
+	downloads, dataDir := r.downloads, r.dataDir
 	b, err := os.ReadFile(filepath.Join(downloads, exportTitle+".md"))
 	if err != nil {
 		t.Fatalf("the export was not saved in the download folder: %v", err)
@@ -106,11 +83,7 @@ func windowNamed(t *testing.T, display, name string) string {
 func seedExportChat(t *testing.T, dataDir string) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
-	cfg.DataDir, cfg.NoKeychain = dataDir, true
-	harness.Must(t, cfg.Validate(), "config")
-	c, err := core.Open(ctx, cfg, core.Options{Mode: core.Desktop, Files: frontend.FS()})
-	harness.Must(t, err, "open instance")
+	c := openInstance(t, dataDir)
 	defer c.Close()
 	user := ids.UserID(c.Owner.ID)
 	ch, q, err := c.DB.CreateChat(ctx, user, store.NewChat{Title: exportTitle},
@@ -122,4 +95,37 @@ func seedExportChat(t *testing.T, dataDir string) {
 	harness.Must(t, err, "add version")
 	_, err = c.DB.SwitchVersion(ctx, user, old.ID)
 	harness.Must(t, err, "switch version")
+}
+
+// saveDialogs is the desktop app ready to start under Xvfb (with openbox
+// and a session bus) for a test of its save dialog: HOME is the data
+// directory, whose Downloads folder is where the dialog opens.
+type saveDialogs struct {
+	bin, display, dataDir, downloads string
+	env                              []string
+}
+
+func startSaveDialogs(t *testing.T) saveDialogs {
+	t.Helper()
+	harness.Require(t, "Xvfb", "xwininfo", "xprop", "openbox", "dbus-daemon")
+	r := saveDialogs{bin: harness.Build(t, tags), display: harness.Xvfb(t), dataDir: t.TempDir()}
+	startOpenbox(t, r.display)
+	r.downloads = filepath.Join(r.dataDir, "Downloads")
+	harness.Must(t, os.Mkdir(r.downloads, 0o700), "make Downloads")
+	bus := harness.SessionBus(t)
+	harness.StartFakeNotifications(t, bus) // the self-test sends one
+	r.env = harness.Env(r.dataDir, "DISPLAY="+r.display, "LEMBAS_SELFTEST=1", "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS="+bus)
+	return r
+}
+
+// saveInDialog answers the save dialog titled title with Return (save
+// under the name it offers), after a screenshot of it.
+func saveInDialog(t *testing.T, display, title, shot string) {
+	t.Helper()
+	dlg := windowNamed(t, display, title)
+	x := harness.DialX(t, display)
+	x.Activate(t, harness.WindowID(t, dlg))
+	waitActive(t, display, dlg)
+	screenshot(t, display, shot)
+	x.Key(t, 0xff0d) // Return
 }

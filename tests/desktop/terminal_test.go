@@ -11,13 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llembas/lembas/backend/config"
-	"github.com/llembas/lembas/backend/core"
 	"github.com/llembas/lembas/backend/fakellm"
 	"github.com/llembas/lembas/backend/ids"
 	"github.com/llembas/lembas/backend/sshx/sshtest"
 	"github.com/llembas/lembas/backend/store"
-	"github.com/llembas/lembas/frontend"
 	"github.com/llembas/lembas/tests/harness"
 )
 
@@ -50,14 +47,7 @@ func TestDesktopTerminal(t *testing.T) {
 	seedAgentChat(t, dataDir, sshd)
 
 	app := harness.Start(t, bin, env)
-	step := func(name string, timeout time.Duration) string {
-		t.Helper()
-		m := app.WaitOutput(t, `selftest (PASS|FAIL) (`+name+`|error)( .*)?\n`, timeout)
-		if m[1] != "PASS" {
-			t.Fatalf("self-test step %s: %s", m[2], strings.TrimSpace(m[0]))
-		}
-		return strings.TrimSpace(m[3])
-	}
+	step := selfTestSteps(t, app)
 	step("term-open", 180*time.Second)
 	step("term-styled", 20*time.Second)
 	step("term-at", 20*time.Second)
@@ -121,12 +111,8 @@ func TestDesktopTerminal(t *testing.T) {
 // chat on it in the user's home directory.
 func seedAgentChat(t *testing.T, dataDir string, sshd *sshtest.Server) {
 	t.Helper()
-	cfg, _ := config.Load(func(string) (string, bool) { return "", false })
-	cfg.DataDir, cfg.NoKeychain = dataDir, true
-	harness.Must(t, cfg.Validate(), "config")
 	ctx := context.Background()
-	c, err := core.Open(ctx, cfg, core.Options{Mode: core.Desktop, Files: frontend.FS()})
-	harness.Must(t, err, "open instance")
+	c := openInstance(t, dataDir)
 	defer c.Close()
 	owner := c.OwnerCaller()
 	call := func(out any, method string, args ...any) {
@@ -154,7 +140,7 @@ func seedAgentChat(t *testing.T, dataDir string, sshd *sshtest.Server) {
 	}
 	call(&scan, "Agent.ScanHostKey", p.ID)
 	call(nil, "Agent.AcceptHostKey", p.ID, scan.Fingerprint)
-	_, _, err = c.DB.CreateChat(ctx, ids.UserID(c.Owner.ID), store.NewChat{
+	_, _, err := c.DB.CreateChat(ctx, ids.UserID(c.Owner.ID), store.NewChat{
 		Title: "On the test host", Kind: store.ChatAgent,
 		Agent: store.AgentChat{Profile: &p.ID, Dir: sshd.Home, Mode: store.ModeManual},
 	}, store.Message{Role: store.RoleUser, Content: "Look around."})
