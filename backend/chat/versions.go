@@ -21,23 +21,10 @@ func (s *Service) Versions(ctx context.Context, user ids.UserID, chatID ids.Chat
 // machine stays as the other branch left it: the chat is stamped rewound,
 // as an edit stamps it, so the page and the next reply's harness say so.
 func (s *Service) SwitchVersion(ctx context.Context, user ids.UserID, msg ids.MessageID) (ids.ChatID, error) {
-	m, err := s.db.MessageByID(ctx, user, msg)
-	if err != nil {
-		return 0, storeErr(err, "message")
-	}
-	defer s.lockChat(m.ChatID)()
-	if err := s.idle(ctx, user, m.ChatID); err != nil {
-		return 0, err
-	}
-	if _, err := s.db.SwitchVersion(ctx, user, msg); err != nil {
-		return 0, storeErr(err, "message")
-	}
-	if err := s.stampIfAgent(ctx, user, m.ChatID); err != nil {
-		return 0, err
-	}
-	// "path": the chat shows other messages; its other tabs read them again.
-	s.Notify(user, m.ChatID, "path")
-	return m.ChatID, nil
+	return s.movePath(ctx, user, msg, func(ids.ChatID) error {
+		_, err := s.db.SwitchVersion(ctx, user, msg)
+		return storeErr(err, "message")
+	})
 }
 
 // DeleteVersion deletes msg, one of several versions, with everything
@@ -45,6 +32,24 @@ func (s *Service) SwitchVersion(ctx context.Context, user ids.UserID, msg ids.Me
 // was on the chosen path, the path moves to a neighbouring version.
 // Refused while a reply is being written.
 func (s *Service) DeleteVersion(ctx context.Context, user ids.UserID, msg ids.MessageID) (ids.ChatID, error) {
+	return s.movePath(ctx, user, msg, func(chatID ids.ChatID) error {
+		sib, err := s.db.Versions(ctx, user, chatID, []ids.MessageID{msg})
+		if err != nil {
+			return storeErr(err, "chat")
+		}
+		if len(sib[msg]) < 2 {
+			return apperr.New(apperr.Conflict, "this is the only version; it cannot be deleted on its own")
+		}
+		_, err = s.db.DeleteVersion(ctx, user, msg)
+		return storeErr(err, "message")
+	})
+}
+
+// movePath runs change, which moves the chosen path of msg's chat, under
+// the chat's lock once no reply is being written; then an agent chat is
+// stamped rewound and the chat's tabs are told its path moved ("path":
+// they read its messages again).
+func (s *Service) movePath(ctx context.Context, user ids.UserID, msg ids.MessageID, change func(ids.ChatID) error) (ids.ChatID, error) {
 	m, err := s.db.MessageByID(ctx, user, msg)
 	if err != nil {
 		return 0, storeErr(err, "message")
@@ -53,20 +58,12 @@ func (s *Service) DeleteVersion(ctx context.Context, user ids.UserID, msg ids.Me
 	if err := s.idle(ctx, user, m.ChatID); err != nil {
 		return 0, err
 	}
-	sib, err := s.db.Versions(ctx, user, m.ChatID, []ids.MessageID{msg})
-	if err != nil {
-		return 0, storeErr(err, "chat")
-	}
-	if len(sib[msg]) < 2 {
-		return 0, apperr.New(apperr.Conflict, "this is the only version; it cannot be deleted on its own")
-	}
-	if _, err := s.db.DeleteVersion(ctx, user, msg); err != nil {
-		return 0, storeErr(err, "message")
+	if err := change(m.ChatID); err != nil {
+		return 0, err
 	}
 	if err := s.stampIfAgent(ctx, user, m.ChatID); err != nil {
 		return 0, err
 	}
-	// "path": the chat shows other messages; its other tabs read them again.
 	s.Notify(user, m.ChatID, "path")
 	return m.ChatID, nil
 }
